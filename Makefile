@@ -1,0 +1,73 @@
+# ceph-perfwatch: `make demo` starts a lab cluster with the module; `make test` runs every test.
+# Both install what is missing: Debian packages with apt-get, Python tools into .venv.
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+# Debian's python3 (not a pyenv one): python3-rados and python3-rbd are installed for it.
+SYSTEM_PYTHON := /usr/bin/python3
+VENV := .venv
+PY := $(VENV)/bin/python
+APT_PACKAGES := ceph-mon ceph-osd ceph-mgr ceph-common radosgw python3-rados python3-rbd \
+                python3-venv iproute2 mount
+TEST_LAB_DIR ?= $(CURDIR)/.lab-test
+PYTEST_ARGS ?=
+
+.PHONY: help deps apt-deps venv lint unit cluster test demo down clean
+
+help:
+	@echo "make demo   start a lab Ceph cluster with perfwatch enabled (python3 -m lab ...)"
+	@echo "make test   lint, unit tests, then cluster tests against a lab started for the run"
+	@echo "make down   stop the demo lab"
+
+apt-deps:
+	@missing=$$(for p in $(APT_PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian packages:" $$missing; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	fi
+
+$(VENV)/.installed: requirements-dev.txt | apt-deps
+	$(SYSTEM_PYTHON) -m venv --system-site-packages $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -r requirements-dev.txt
+	touch $@
+
+venv: $(VENV)/.installed
+
+deps: apt-deps venv
+
+lint: deps
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/vermin -t=3.6- --violations --no-tips --eval-annotations mgr_module/perfwatch
+
+unit: deps
+	$(PY) -m pytest tests/unit $(PYTEST_ARGS)
+
+# The cluster tests start their own lab in $(TEST_LAB_DIR); the `down` after them is a safety net
+# for a run that was killed before pytest's teardown.
+cluster: deps
+	PERFWATCH_TEST_LAB_DIR=$(TEST_LAB_DIR) $(PY) -m pytest tests/cluster $(PYTEST_ARGS); \
+	status=$$?; $(PY) -m lab --dir $(TEST_LAB_DIR) down >/dev/null 2>&1; exit $$status
+
+test: lint unit cluster
+
+demo: deps
+	$(PY) -m lab up
+	@export CEPH_CONF=$(CURDIR)/.lab/ceph.conf; \
+	echo; echo "== ceph -s"; ceph -s; \
+	echo "== ceph perfwatch status"; ceph perfwatch status; \
+	echo; echo "Next:"; \
+	echo "  $$($(PY) -m lab env)"; \
+	echo "  ceph perfwatch status --format json"; \
+	echo "  ceph config set mgr mgr/perfwatch/collect_interval 10"; \
+	echo "  $(PY) -m lab status          # daemons, PIDs, devices"; \
+	echo "  $(PY) -m lab up --hosts 3    # (after down) one network namespace per OSD host"; \
+	echo "  make down                    # stop everything the lab started"
+
+down:
+	@if [ -x $(PY) ]; then $(PY) -m lab down; else python3 -m lab down; fi
+
+clean: down
+	rm -rf $(VENV) .pytest_cache .ruff_cache

@@ -1,0 +1,1 @@
+"""A real Ceph cluster on one machine, for the demo and the tests (`python3 -m lab --help`)."""

@@ -1,0 +1,31 @@
+"""The `ceph` command line against the lab, with a timeout on every call."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+
+class CephCommandError(Exception):
+    def __init__(self, argv: list[str], returncode: int, stderr: str) -> None:
+        super().__init__(f"`{' '.join(argv)}` exited {returncode}: {stderr.strip()[-500:]}")
+        self.returncode = returncode
+        self.stderr = stderr
+
+
+def run(conf: Path, *args: str, timeout: float = 30.0, as_json: bool = True, inbuf: str | None = None) -> Any:
+    argv = ["ceph", "-c", str(conf), "--connect-timeout", str(max(1, int(timeout))), *args]
+    if as_json:
+        argv += ["--format", "json"]
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout + 5, input=inbuf)
+    except subprocess.TimeoutExpired as exc:
+        raise CephCommandError(argv, -1, f"timed out after {timeout:.0f} s") from exc
+    if proc.returncode != 0:
+        raise CephCommandError(argv, proc.returncode, proc.stderr)
+    if not as_json:
+        return proc.stdout
+    out = proc.stdout.strip()
+    return json.loads(out) if out else None

@@ -1,0 +1,122 @@
+"""Renders the lab's ceph.conf. Pure: a LabConfig, a Topology and an fsid in, text out."""
+
+from __future__ import annotations
+
+from .config import LabConfig
+from .topology import Topology
+
+MON_ID = "a"
+
+
+def rgw_name(config: LabConfig) -> str:
+    return f"client.rgw.{config.name}"
+
+
+def mon_addr(config: LabConfig, topo: Topology) -> str:
+    return f"[v2:{topo.core_address}:{config.mon_port}]"
+
+
+def pool_size(config: LabConfig) -> int:
+    return min(3, config.osds)
+
+
+def render(config: LabConfig, topo: Topology, fsid: str) -> str:
+    d = config.directory
+    size = pool_size(config)
+    network = "127.0.0.0/8" if not topo.namespaced else f"198.18.{config.subnet_index}.0/24"
+    # Host failure domain only when there are enough hosts to hold every replica on its own host.
+    chooseleaf = 1 if config.hosts >= size else 0
+    sections: list[tuple[str, list[tuple[str, object]]]] = [
+        (
+            "global",
+            [
+                ("fsid", fsid),
+                ("mon host", mon_addr(config, topo)),
+                ("mon initial members", MON_ID),
+                ("public network", network),
+                ("auth cluster required", "cephx"),
+                ("auth service required", "cephx"),
+                ("auth client required", "cephx"),
+                ("auth allow insecure global id reclaim", "false"),
+                ("ms bind msgr1", "false"),
+                ("run dir", d / "run"),
+                ("crash dir", d / "crash"),
+                ("log file", d / "log" / "$cluster-$name.log"),
+                ("mon cluster log file", d / "log" / "$cluster.$channel.log"),
+                ("keyring", d / "keyring"),
+                ("osd pool default size", size),
+                ("osd pool default min size", 1 if size < 3 else 2),
+                ("osd pool default pg num", 8),
+                ("osd pool default pgp num", 8),
+                ("osd pool default pg autoscale mode", "off"),
+                ("osd crush chooseleaf type", chooseleaf),
+                ("mon allow pool size one", "true" if size == 1 else "false"),
+                ("mon warn on pool no redundancy", "false" if size == 1 else "true"),
+                ("mon allow pool delete", "true"),
+                # The lab shares the machine's disk: warn only when it is really about to fill.
+                ("mon data avail warn", 3),
+                ("mon data avail crit", 1),
+                # A killed active mgr is replaced after this many seconds (Ceph's default is 30).
+                ("mon mgr beacon grace", 10),
+                ("osd memory target", 1536 * 1024 * 1024),
+            ],
+        ),
+        (
+            "mon",
+            [
+                ("mon data", d / "mon" / "ceph-$id"),
+                ("keyring", d / "mon" / "ceph-$id" / "keyring"),
+                ("admin socket", d / "run" / "$cluster-$name.asok"),
+            ],
+        ),
+        (
+            "mgr",
+            [
+                ("mgr data", d / "mgr" / "ceph-$id"),
+                ("keyring", d / "mgr" / "ceph-$id" / "keyring"),
+                ("admin socket", d / "run" / "$cluster-$name.asok"),
+                ("mgr module path", d / "mgr-modules"),
+                ("public addr", topo.core_address),
+            ],
+        ),
+        (
+            "osd",
+            [
+                ("osd data", d / "osd" / "ceph-$id"),
+                ("keyring", d / "osd" / "ceph-$id" / "keyring"),
+                ("admin socket", d / "run" / "$cluster-$name.asok"),
+                ("osd objectstore", "bluestore"),
+                ("bluestore block create", "true" if config.osd_backing == "file" else "false"),
+                ("bluestore block size", config.osd_size_bytes),
+            ],
+        ),
+    ]
+    for osd in topo.osds:
+        sections.append(
+            (
+                f"osd.{osd.id}",
+                [
+                    ("crush location", f"root=default host={osd.host.crush_name}"),
+                    ("public addr", osd.host.address),
+                    ("cluster addr", osd.host.address),
+                ],
+            )
+        )
+    sections.append(
+        (
+            rgw_name(config),
+            [
+                ("rgw frontends", f"beast endpoint={topo.core_address}:{config.rgw_port}"),
+                ("rgw data", d / "rgw"),
+                ("keyring", d / "rgw" / "keyring"),
+                ("admin socket", d / "run" / "$cluster-$name.asok"),
+                ("public addr", topo.core_address),
+            ],
+        )
+    )
+    out = [f"# Written by `python3 -m lab up` for the lab in {d}. Remade on every `up`.\n"]
+    for section, items in sections:
+        out.append(f"[{section}]")
+        out.extend(f"\t{key} = {value}" for key, value in items)
+        out.append("")
+    return "\n".join(out)

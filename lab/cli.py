@@ -1,0 +1,144 @@
+"""`python3 -m lab up|down|status|env|start|stop`: a real Ceph cluster on this machine."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from .cluster import Lab, LabAlreadyRunning
+from .config import LabConfig, LabError, load_config, resolve_directory
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python3 -m lab", description=__doc__)
+    p.add_argument("--dir", help="lab directory (default: $PERFWATCH_LAB_DIR, else .lab/ in the checkout)")
+    sub = p.add_subparsers(dest="command", required=True)
+    up = sub.add_parser("up", help="start a lab and wait for HEALTH_OK")
+    defaults = LabConfig()
+    up.add_argument(
+        "--hosts",
+        type=int,
+        default=defaults.hosts,
+        help="simulated hosts; more than 1 puts each in its own network namespace",
+    )
+    up.add_argument("--osds", type=int, default=defaults.osds, help="OSD count, spread over the hosts")
+    up.add_argument("--osd-size", type=float, default=defaults.osd_size_gib, help="GiB per OSD device (sparse)")
+    up.add_argument(
+        "--backing",
+        choices=("loop", "file"),
+        default=defaults.osd_backing,
+        help="loop: BlueStore on a loop device over a file (visible in /proc/diskstats); "
+        "file: BlueStore on the file itself",
+    )
+    up.add_argument("--name", default=defaults.name, help="lab name: prefix of its namespaces and links")
+    up.add_argument("--mon-port", type=int, default=defaults.mon_port)
+    up.add_argument("--rgw-port", type=int, default=defaults.rgw_port)
+    up.add_argument(
+        "--module-port",
+        type=int,
+        default=defaults.module_port,
+        help="port the perfwatch module serves metrics on in this lab",
+    )
+    up.add_argument(
+        "--subnet-index",
+        type=int,
+        default=defaults.subnet_index,
+        help="with --hosts > 1, hosts live in 198.18.<index>.0/24",
+    )
+    sub.add_parser("down", help="stop every process the lab started and remove all it created")
+    st = sub.add_parser("status", help="daemons, PIDs, health")
+    st.add_argument("--format", choices=("plain", "json"), default="plain")
+    sub.add_parser("env", help="print the export line that points the ceph CLI at the lab")
+    for verb, what in (
+        ("start", "start a stopped daemon of the lab again"),
+        ("stop", "stop one daemon of the lab (SIGTERM; --kill for SIGKILL)"),
+    ):
+        sp = sub.add_parser(verb, help=what)
+        sp.add_argument("daemon", help="mon.a, mgr.x, osd.0, client.rgw.<name>, ...")
+        if verb == "stop":
+            sp.add_argument("--kill", action="store_true", help="SIGKILL, as a crash would")
+    return p
+
+
+def _print_status(status: dict) -> None:
+    print(f"lab      {status['directory']}")
+    print(f"health   {status['health'] or 'mon not running'}")
+    print(f"rgw      {status['rgw']}")
+    for host in status["hosts"]:
+        where = f"netns {host['netns']} {host['address']}" if host["netns"] else host["address"]
+        print(f"host     {host['name']:<14} {where:<28} osds {host['osds']}")
+    for name, d in status["daemons"].items():
+        print(f"daemon   {name:<20} pid {d['pid']:<8} {'running' if d['running'] else 'NOT RUNNING'}")
+    for osd, dev in status["loop_devices"].items():
+        print(f"device   osd.{osd:<16} {dev}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    directory: Path = resolve_directory(args.dir)
+    try:
+        if args.command == "up":
+            config = LabConfig(
+                directory=directory,
+                name=args.name,
+                hosts=args.hosts,
+                osds=args.osds,
+                osd_size_gib=args.osd_size,
+                osd_backing=args.backing,
+                mon_port=args.mon_port,
+                rgw_port=args.rgw_port,
+                module_port=args.module_port,
+                subnet_index=args.subnet_index,
+            )
+            lab = Lab(config)
+            try:
+                seconds = lab.up()
+            except LabAlreadyRunning as exc:
+                print(f"lab: {exc}")
+                return 0
+            print(
+                f"lab: HEALTH_OK in {seconds:.1f} s ({config.osds} OSDs on {config.hosts} host(s)); "
+                f"to use the ceph CLI: {env_line(directory)}"
+            )
+            return 0
+        if args.command == "down":
+            if load_config(directory) is None:
+                print(f"lab: no lab in {directory}; nothing to do")
+                return 0
+            problems = Lab.open(directory).down()
+            if problems:
+                print("lab: down left these behind:\n  " + "\n  ".join(problems), file=sys.stderr)
+                return 1
+            print(f"lab: stopped and removed {directory}")
+            return 0
+        lab = Lab.open(directory)
+        if args.command == "status":
+            status = lab.status()
+            if args.format == "json":
+                print(json.dumps(status, indent=2))
+            else:
+                _print_status(status)
+            return 0
+        if args.command == "env":
+            print(env_line(directory))
+            return 0
+        if args.command == "start":
+            print(f"lab: {args.daemon} {'started' if lab.start_daemon(args.daemon) else 'was already running'}")
+            return 0
+        if args.command == "stop":
+            stopped = lab.stop_daemon(args.daemon, kill=args.kill)
+            print(f"lab: {args.daemon} {'stopped' if stopped else 'was not running'}")
+            return 0
+    except LabError as exc:
+        print(f"lab: error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("lab: interrupted", file=sys.stderr)
+        return 130
+    return 2
+
+
+def env_line(directory: Path) -> str:
+    return f"export CEPH_CONF={directory / 'ceph.conf'}"

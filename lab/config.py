@@ -1,0 +1,108 @@
+"""The lab's configuration: what the operator asked for, validated, persisted in the lab directory."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import re
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_DIR = REPO_ROOT / ".lab"
+CONFIG_FILE = "lab.json"
+GIB = 1024**3
+
+# Linux interface names are at most 15 characters; ours are "<name>-h<N>" and "<name>-br".
+_NAME_RE = re.compile(r"^[a-z][a-z0-9]{0,7}$")
+
+
+class LabError(Exception):
+    """A problem the operator can fix; printed as one line, never as a stack trace."""
+
+
+@dataclasses.dataclass(frozen=True)
+class LabConfig:
+    directory: Path = DEFAULT_DIR
+    name: str = "pwlab"
+    hosts: int = 1
+    osds: int = 3
+    osd_size_gib: float = 2.0
+    osd_backing: str = "loop"  # "loop": a loop device over a sparse file; "file": BlueStore on the file
+    mon_port: int = 3300
+    rgw_port: int = 7480
+    module_port: int = 9284
+    subnet_index: int = 0  # hosts > 1: 198.18.<subnet_index>.0/24
+    mgrs: tuple[str, ...] = ("x", "y")
+
+    def validate(self) -> None:
+        if not _NAME_RE.match(self.name):
+            raise LabError(f"lab name {self.name!r} must be 1-8 lower-case letters or digits, starting with a letter")
+        if self.osds < 1 or self.osds > 32:
+            raise LabError(f"--osds {self.osds}: must be between 1 and 32")
+        if self.hosts < 1 or self.hosts > self.osds:
+            raise LabError(f"--hosts {self.hosts}: must be between 1 and the OSD count ({self.osds})")
+        if self.hosts > 1 and self.hosts > 200:
+            raise LabError("--hosts: at most 200 simulated hosts fit in one /24")
+        if not 1.0 <= self.osd_size_gib <= 1024:
+            raise LabError(f"--osd-size {self.osd_size_gib} GiB: must be between 1 and 1024 GiB")
+        if self.osd_backing not in ("loop", "file"):
+            raise LabError(f"--backing {self.osd_backing!r}: must be 'loop' or 'file'")
+        ports = {"--mon-port": self.mon_port, "--rgw-port": self.rgw_port, "--module-port": self.module_port}
+        for flag, port in ports.items():
+            if not 1024 <= port <= 65535:
+                raise LabError(f"{flag} {port}: must be between 1024 and 65535")
+        if len(set(ports.values())) != len(ports):
+            raise LabError(f"ports must differ: {ports}")
+        if not 0 <= self.subnet_index <= 255:
+            raise LabError(f"--subnet-index {self.subnet_index}: must be between 0 and 255")
+        if len(self.mgrs) < 1 or len(set(self.mgrs)) != len(self.mgrs):
+            raise LabError(f"mgr names must be unique and at least one: {self.mgrs}")
+
+    @property
+    def osd_size_bytes(self) -> int:
+        return int(self.osd_size_gib * GIB)
+
+    @property
+    def conf_path(self) -> Path:
+        return self.directory / "ceph.conf"
+
+    def to_json(self) -> str:
+        data = dataclasses.asdict(self)
+        data["directory"] = str(self.directory)
+        data["mgrs"] = list(self.mgrs)
+        return json.dumps(data, indent=2, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> LabConfig:
+        data = json.loads(text)
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = set(data) - known
+        if unknown:
+            raise LabError(f"lab.json has unknown keys {sorted(unknown)}: written by a newer lab?")
+        data["directory"] = Path(data["directory"])
+        data["mgrs"] = tuple(data.get("mgrs", ("x", "y")))
+        return cls(**data)
+
+    def save(self) -> None:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        tmp = self.directory / (CONFIG_FILE + ".tmp")
+        tmp.write_text(self.to_json())
+        os.replace(tmp, self.directory / CONFIG_FILE)
+
+
+def resolve_directory(arg: str | None) -> Path:
+    """The lab directory: --dir, else $PERFWATCH_LAB_DIR, else .lab/ in the checkout."""
+    raw = arg or os.environ.get("PERFWATCH_LAB_DIR") or str(DEFAULT_DIR)
+    return Path(raw).expanduser().resolve()
+
+
+def load_config(directory: Path) -> LabConfig | None:
+    """The configuration a lab in `directory` was started with, or None when there is no lab there."""
+    path = directory / CONFIG_FILE
+    if not path.exists():
+        return None
+    try:
+        return LabConfig.from_json(path.read_text())
+    except (ValueError, TypeError) as exc:
+        raise LabError(f"{path} is unreadable ({exc}); remove the directory by hand") from exc

@@ -1,0 +1,90 @@
+"""Checks made before `up` touches anything; each failure is one line that says what to do."""
+
+from __future__ import annotations
+
+import errno
+import os
+import shutil
+import socket
+from collections.abc import Callable
+from pathlib import Path
+
+from .config import GIB, LabConfig, LabError
+
+# binary -> the Debian package that ships it
+BINARIES = {
+    "ceph-mon": "ceph-mon",
+    "ceph-mgr": "ceph-mgr",
+    "ceph-osd": "ceph-osd",
+    "radosgw": "radosgw",
+    "ceph": "ceph-common",
+    "monmaptool": "ceph-common",
+    "ip": "iproute2",
+    "losetup": "mount",
+}
+MGR_MODULES_DIR = Path("/usr/share/ceph/mgr")
+
+
+def missing_binaries(which: Callable[[str], str | None] = shutil.which) -> dict[str, str]:
+    return {binary: pkg for binary, pkg in BINARIES.items() if which(binary) is None}
+
+
+def check_root() -> None:
+    if os.geteuid() != 0:
+        raise LabError("the lab needs root (loop devices, network namespaces, cgroups): run it with sudo or as root")
+
+
+def check_binaries(config: LabConfig) -> None:
+    missing = missing_binaries()
+    if config.osd_backing == "file":
+        missing.pop("losetup", None)
+    if config.hosts == 1:
+        missing.pop("ip", None)
+    if missing:
+        pkgs = " ".join(sorted(set(missing.values())))
+        raise LabError(f"missing {', '.join(sorted(missing))}: run `apt-get install -y {pkgs}` (or `make demo`)")
+    if not (MGR_MODULES_DIR / "mgr_module.py").exists():
+        raise LabError(f"{MGR_MODULES_DIR}/mgr_module.py not found: run `apt-get install -y ceph-mgr`")
+
+
+def port_in_use(port: int, host: str = "0.0.0.0") -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        # Ceph binds with SO_REUSEADDR, so TIME-WAIT leftovers are no conflict; a listener is.
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError as exc:
+            return exc.errno == errno.EADDRINUSE
+    return False
+
+
+def check_ports(config: LabConfig) -> None:
+    for flag, port in (("--mon-port", config.mon_port), ("--rgw-port", config.rgw_port)):
+        if port_in_use(port):
+            raise LabError(f"port {port} ({flag}) is already in use: stop what holds it or pick another with {flag}")
+
+
+def needed_bytes(config: LabConfig) -> int:
+    # The OSD files are sparse; a fresh lab writes a small part of them, but leave room to fill them.
+    return config.osds * config.osd_size_bytes + GIB
+
+
+def check_space(config: LabConfig) -> None:
+    probe = config.directory
+    while not probe.exists():
+        probe = probe.parent
+    stat = os.statvfs(probe)
+    free = stat.f_bavail * stat.f_frsize
+    need = needed_bytes(config)
+    if free < need:
+        raise LabError(
+            f"{probe} has {free / GIB:.1f} GiB free, the lab needs {need / GIB:.1f} GiB: "
+            "free space, or use --osds/--osd-size/--dir"
+        )
+
+
+def check_all(config: LabConfig) -> None:
+    check_root()
+    check_binaries(config)
+    check_ports(config)
+    check_space(config)

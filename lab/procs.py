@@ -1,0 +1,106 @@
+"""Starting and stopping the lab's processes, by PID only.
+
+A PID is recorded with the process start time (field 22 of /proc/PID/stat), so a PID the kernel has
+since given to another process is never signalled.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+
+@dataclasses.dataclass(frozen=True)
+class ProcRef:
+    pid: int
+    start_ticks: int
+
+    def to_dict(self) -> dict[str, int]:
+        return {"pid": self.pid, "start_ticks": self.start_ticks}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, int]) -> ProcRef:
+        return cls(pid=int(data["pid"]), start_ticks=int(data["start_ticks"]))
+
+
+def parse_stat(text: str) -> tuple[str, int]:
+    """(state letter, start time in clock ticks) from the text of /proc/PID/stat.
+
+    The command name is in parentheses and may itself hold spaces and parentheses: split after the last ')'.
+    """
+    rest = text[text.rindex(")") + 2 :].split()
+    # rest[0] is field 3 (state); field 22 (starttime) is rest[19].
+    return rest[0], int(rest[19])
+
+
+def read_stat(pid: int) -> tuple[str, int] | None:
+    try:
+        return parse_stat(Path(f"/proc/{pid}/stat").read_text())
+    except (FileNotFoundError, ProcessLookupError, ValueError, IndexError):
+        return None
+
+
+def is_alive(ref: ProcRef) -> bool:
+    stat = read_stat(ref.pid)
+    return stat is not None and stat[1] == ref.start_ticks and stat[0] not in ("Z", "X")
+
+
+def spawn(argv: list[str], log_path: Path, netns: str | None = None, env: dict[str, str] | None = None) -> ProcRef:
+    """Start a daemon in its own session (it outlives us), its stdout/stderr appended to log_path."""
+    if netns:
+        argv = ["ip", "netns", "exec", netns, *argv]  # `ip netns exec` execs: the PID stays the daemon's
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_path, "ab") as log:
+        proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            env=env,
+        )
+    for _ in range(100):
+        stat = read_stat(proc.pid)
+        if stat is not None:
+            return ProcRef(proc.pid, stat[1])
+        time.sleep(0.01)
+    raise RuntimeError(f"{argv[0]} (pid {proc.pid}) exited at once; see {log_path}")
+
+
+def _reap(pid: int) -> None:
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)
+
+
+def signal_proc(ref: ProcRef, sig: int) -> bool:
+    """Send sig if ref is still the process we started; True if it was sent."""
+    if not is_alive(ref):
+        return False
+    try:
+        os.kill(ref.pid, sig)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def stop(ref: ProcRef, grace: float = 10.0) -> None:
+    """SIGTERM, wait up to `grace` seconds, then SIGKILL. Only ever signals the recorded process."""
+    if not signal_proc(ref, signal.SIGTERM):
+        return
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline:
+        _reap(ref.pid)
+        if not is_alive(ref):
+            return
+        time.sleep(0.1)
+    signal_proc(ref, signal.SIGKILL)
+    for _ in range(50):
+        _reap(ref.pid)
+        if not is_alive(ref):
+            return
+        time.sleep(0.1)

@@ -1,0 +1,91 @@
+"""Helpers for cluster tests: run the lab CLI, talk to the lab's cluster, find what a lab left behind."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from lab import cephcli, net
+from lab.cluster import Lab
+from lab.config import load_config
+from lab.state import LabState
+from lab.topology import plan
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def run_lab(directory: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "lab", "--dir", str(directory), *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def wait_until(check: Callable[[], Any], timeout: float, what: str, interval: float = 1.0) -> Any:
+    deadline = time.monotonic() + timeout
+    last: Any = None
+    while time.monotonic() < deadline:
+        try:
+            last = check()
+            if last:
+                return last
+        except cephcli.CephCommandError as exc:
+            last = exc
+        time.sleep(interval)
+    raise AssertionError(f"not within {timeout} s: {what} (last: {last!r})")
+
+
+class LabHandle:
+    """A started lab, for tests: its Lab object and a `ceph` that returns parsed JSON."""
+
+    def __init__(self, directory: Path) -> None:
+        self.dir = directory
+        self.lab = Lab.open(directory)
+        self.conf = self.lab.config.conf_path
+
+    def ceph(self, *args: str, timeout: float = 30, as_json: bool = True) -> Any:
+        return cephcli.run(self.conf, *args, timeout=timeout, as_json=as_json)
+
+    def env(self) -> dict[str, str]:
+        import os
+
+        return {**os.environ, "CEPH_CONF": str(self.conf)}
+
+    def reload(self) -> None:
+        self.lab = Lab.open(self.dir)
+
+
+def snapshot(directory: Path) -> tuple[LabState, list[str], list[str]]:
+    """What a lab in `directory` created: its state, namespace names and link names (from its config)."""
+    config = load_config(directory)
+    assert config is not None, f"no lab in {directory}"
+    topo = plan(config)
+    netns = [h.netns for h in topo.hosts if h.netns]
+    links = [n for n in [topo.bridge, *(h.veth for h in topo.hosts)] if n]
+    return LabState.load(directory), netns, links
+
+
+def leftovers(directory: Path, state: LabState, netns: list[str], links: list[str]) -> list[str]:
+    """Everything of a lab that still exists after `down`: processes, namespaces, links, loops, mounts, files."""
+    from lab import procs
+
+    found = [f"process {name} pid {ref.pid}" for name, ref in state.daemons.items() if procs.is_alive(ref)]
+    found += [f"netns {ns}" for ns in netns if net.netns_exists(ns)]
+    found += [f"link {link}" for link in links if net.link_exists(link)]
+    for loop in Path("/sys/block").glob("loop*"):
+        backing = loop / "loop" / "backing_file"
+        if backing.exists() and backing.read_text().strip().startswith(str(directory)):
+            found.append(f"loop device /dev/{loop.name} -> {backing.read_text().strip()}")
+    mounts = Path("/proc/mounts").read_text().splitlines()
+    found += [f"mount {m}" for m in mounts if str(directory) in m or any(f"/run/netns/{ns} " in m for ns in netns)]
+    if directory.exists():
+        found.append(f"directory {directory}")
+    return found

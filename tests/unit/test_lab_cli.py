@@ -1,0 +1,42 @@
+"""The lab CLI's answers to bad input: one line, no stack trace, nothing created."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def lab(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "lab", *args], cwd=REPO, capture_output=True, text=True, timeout=60, check=False
+    )
+
+
+def test_impossible_topology_is_one_line_and_creates_nothing(tmp_path: Path) -> None:
+    proc = lab("--dir", str(tmp_path / "lab"), "up", "--hosts", "5")
+    assert proc.returncode == 1
+    assert proc.stderr.strip() == "lab: error: --hosts 5: must be between 1 and the OSD count (3)"
+    assert not (tmp_path / "lab").exists()
+
+
+def test_status_of_no_lab_says_how_to_start_one(tmp_path: Path) -> None:
+    proc = lab("--dir", str(tmp_path), "status")
+    assert proc.returncode == 1
+    assert "Traceback" not in proc.stderr
+    assert "python3 -m lab up" in proc.stderr
+
+
+def test_down_without_a_lab_is_a_no_op(tmp_path: Path) -> None:
+    proc = lab("--dir", str(tmp_path / "none"), "down")
+    assert proc.returncode == 0
+    assert "nothing to do" in proc.stdout
+
+
+def test_unknown_daemon_names_the_choices(tmp_path: Path) -> None:
+    from lab.config import LabConfig
+
+    LabConfig(directory=tmp_path).save()
+    proc = lab("--dir", str(tmp_path), "stop", "osd.9")
+    assert proc.returncode == 1
+    assert "no daemon 'osd.9'" in proc.stderr and "osd.2" in proc.stderr

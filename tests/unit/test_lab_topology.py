@@ -1,0 +1,32 @@
+from lab.config import LabConfig
+from lab.topology import plan
+
+
+def test_one_host_is_the_loopback_fast_path() -> None:
+    topo = plan(LabConfig())
+    assert not topo.namespaced
+    assert topo.core_address == "127.0.0.1"
+    assert [h.netns for h in topo.hosts] == [None]
+    assert [o.host.crush_name for o in topo.osds] == ["pwlab-host1"] * 3
+
+
+def test_three_hosts_get_a_namespace_address_and_osd_each() -> None:
+    topo = plan(LabConfig(hosts=3, subnet_index=7))
+    assert topo.bridge == "pwlab-br"
+    assert topo.core_address == "198.18.7.1"
+    assert [h.netns for h in topo.hosts] == ["pwlab-h1", "pwlab-h2", "pwlab-h3"]
+    assert [h.address for h in topo.hosts] == ["198.18.7.11", "198.18.7.12", "198.18.7.13"]
+    assert {o.id: o.host.index for o in topo.osds} == {0: 1, 1: 2, 2: 3}
+
+
+def test_osds_are_spread_round_robin() -> None:
+    topo = plan(LabConfig(hosts=2, osds=5))
+    per_host = {h.index: [o.id for o in topo.osds if o.host == h] for h in topo.hosts}
+    assert per_host == {1: [0, 2, 4], 2: [1, 3]}
+    assert topo.host_of(3).index == 2
+
+
+def test_interface_names_fit_the_kernel_limit_for_the_longest_name() -> None:
+    topo = plan(LabConfig(name="abcdefgh", hosts=32, osds=32))
+    names = [topo.bridge] + [h.veth for h in topo.hosts] + [f"{h.veth}p" for h in topo.hosts]
+    assert max(len(n) for n in names if n) <= 15
