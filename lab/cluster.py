@@ -425,7 +425,13 @@ def _detach_loop(dev: str, image: Path) -> list[str]:
         return []
     if Path(backing.read_text().strip()) != image:
         return []  # the kernel reused the number for someone else's file: not ours to touch
-    proc = subprocess.run(["losetup", "-d", dev], capture_output=True, text=True, timeout=30)
-    if proc.returncode != 0:
-        return [f"loop device {dev}: {proc.stderr.strip()}"]
-    return []
+    # A device still held open (an OSD's last I/O draining) is only marked for autoclear by
+    # `losetup -d`: wait until the kernel really lets it go, and retry once.
+    for _attempt in range(2):
+        proc = subprocess.run(["losetup", "-d", dev], capture_output=True, text=True, timeout=30)
+        deadline = time.monotonic() + 15
+        while backing.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        if not backing.exists():
+            return []
+    return [f"loop device {dev} is still attached to {image}: {proc.stderr.strip() or 'busy'}"]
