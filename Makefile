@@ -62,9 +62,10 @@ demo: deps
 	echo "  $$($(PY) -m lab env)"; \
 	echo "  ceph perfwatch status --format json"; \
 	echo "  ceph config set mgr mgr/perfwatch/collect_interval 10"; \
-	echo "  $(PY) -m lab status          # daemons, PIDs, devices"; \
-	echo "  $(PY) -m lab up --hosts 3    # (after down) one network namespace per OSD host"; \
-	echo "  make down                    # stop everything the lab started"
+	echo "  python3 -m lab status                   # daemons, PIDs, devices"; \
+	echo "  python3 -m lab stop --kill mgr.x        # watch mgr.y take over; then: python3 -m lab start mgr.x"; \
+	echo "  make down; python3 -m lab up --hosts 3  # one network namespace per OSD host"; \
+	echo "  make down                               # stop everything the lab started"
 
 down:
 	@if [ -x $(PY) ]; then $(PY) -m lab down; else python3 -m lab down; fi
