@@ -66,6 +66,8 @@ def _print_status(status: dict) -> None:
     print(f"lab      {status['directory']}")
     print(f"health   {status['health'] or 'mon not running'}")
     print(f"rgw      {status['rgw']}")
+    for mgr, url in status["module_endpoints"].items():
+        print(f"metrics  mgr.{mgr:<15} {url}metrics")
     for host in status["hosts"]:
         where = f"netns {host['netns']} {host['address']}" if host["netns"] else host["address"]
         print(f"host     {host['name']:<14} {where:<28} osds {host['osds']}")

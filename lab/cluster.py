@@ -307,7 +307,17 @@ class Lab:
             return False
 
         wait_for(listed, 60, f"the active mgr to list the {MODULE_NAME} module", 0.5)
+        # Both mgrs share this machine: each gets its own endpoint port (active and standby both listen).
+        for mgr, port in self.module_ports().items():
+            self.ceph("config", "set", "mgr", f"mgr/{MODULE_NAME}/{mgr}/server_port", str(port), as_json=False)
         self.ceph("mgr", "module", "enable", MODULE_NAME, as_json=False)
+
+    def module_ports(self) -> dict[str, int]:
+        """The perfwatch endpoint port of each mgr: --module-port, then the ports after it."""
+        return {mgr: self.config.module_port + i for i, mgr in enumerate(self.config.mgrs)}
+
+    def module_urls(self) -> dict[str, str]:
+        return {mgr: f"http://{self.topo.core_address}:{port}/" for mgr, port in self.module_ports().items()}
 
     def _osds_up_in(self) -> bool:
         stat = self.ceph("osd", "stat", timeout=10)
@@ -398,6 +408,7 @@ class Lab:
             },
             "loop_devices": dict(self.state.loops),
             "rgw": self.rgw_url(),
+            "module_endpoints": self.module_urls(),
             "health": None,
         }
         mon = self.state.daemons.get(f"mon.{cephconf.MON_ID}")

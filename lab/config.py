@@ -50,10 +50,11 @@ class LabConfig:
             raise LabError(f"--backing {self.osd_backing!r}: must be 'loop' or 'file'")
         ports = {"--mon-port": self.mon_port, "--rgw-port": self.rgw_port, "--module-port": self.module_port}
         for flag, port in ports.items():
-            if not 1024 <= port <= 65535:
-                raise LabError(f"{flag} {port}: must be between 1024 and 65535")
-        if len(set(ports.values())) != len(ports):
-            raise LabError(f"ports must differ: {ports}")
+            if not 1024 <= port <= 65535 - len(self.mgrs):
+                raise LabError(f"{flag} {port}: must be between 1024 and {65535 - len(self.mgrs)}")
+        module_ports = set(range(self.module_port, self.module_port + len(self.mgrs)))
+        if len({self.mon_port, self.rgw_port} | module_ports) != 2 + len(module_ports):
+            raise LabError(f"ports must differ (the module uses one per mgr from --module-port): {ports}")
         if not 0 <= self.subnet_index <= 255:
             raise LabError(f"--subnet-index {self.subnet_index}: must be between 0 and 255")
         if len(self.mgrs) < 1 or len(set(self.mgrs)) != len(self.mgrs):

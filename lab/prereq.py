@@ -59,7 +59,8 @@ def port_in_use(port: int, host: str = "0.0.0.0") -> bool:
 
 
 def check_ports(config: LabConfig) -> None:
-    for flag, port in (("--mon-port", config.mon_port), ("--rgw-port", config.rgw_port)):
+    module_ports = [("--module-port", config.module_port + i) for i in range(len(config.mgrs))]
+    for flag, port in (("--mon-port", config.mon_port), ("--rgw-port", config.rgw_port), *module_ports):
         if port_in_use(port):
             raise LabError(f"port {port} ({flag}) is already in use: stop what holds it or pick another with {flag}")
 

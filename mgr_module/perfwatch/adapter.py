@@ -1,0 +1,35 @@
+"""The one seam between perfwatch's logic and Ceph. mgr_adapter.py implements it inside ceph-mgr;
+unit tests and bench scripts pass fakes. Everything here is plain data."""
+
+from typing import Any, Dict, List, Tuple
+
+# Why a daemon could not be read; a bounded set, used as a metric label.
+REASON_TIMEOUT = "timeout"  # no answer within request_timeout
+REASON_ERROR = "error"  # the daemon or the mgr answered with an error
+REASON_BUSY = "busy"  # an earlier request to it is still unanswered: not piling up another
+REASON_DOWN = "down"  # the map says it is down: not asked
+REASON_DECODE = "decode"  # the answer was not the JSON we expected
+REASONS = (REASON_TIMEOUT, REASON_ERROR, REASON_BUSY, REASON_DOWN, REASON_DECODE)
+
+
+class FetchError(Exception):
+    def __init__(self, reason: str, detail: str = "") -> None:
+        super().__init__("{}: {}".format(reason, detail) if detail else reason)
+        self.reason = reason
+        self.detail = detail
+
+
+class CephAdapter:
+    """What the collector needs from Ceph. Every call returns within its timeout or raises FetchError."""
+
+    def osds(self) -> List[Tuple[int, bool]]:
+        """(id, up) of every OSD in the OSD map."""
+        raise NotImplementedError
+
+    def tell_osd(self, osd_id: int, command: Dict[str, Any], timeout: float) -> Any:
+        """A tell command to one OSD, its JSON answer parsed."""
+        raise NotImplementedError
+
+    def rgw_counters(self) -> Dict[str, Dict[str, Dict[str, Any]]]:
+        """Per RGW daemon ("rgw.<id>"), the counters the mgr holds for it: {"rgw.req": {"value": v}}."""
+        raise NotImplementedError

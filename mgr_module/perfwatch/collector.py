@@ -1,0 +1,218 @@
+"""The background collection: ask every up OSD for its counters, a bounded number at a time, and put
+the rendered text in a cache that scrapes read without ever waiting for Ceph."""
+
+import concurrent.futures
+import gzip
+import logging
+import threading
+import time
+from typing import Callable, Dict, List, NamedTuple, Optional, Tuple
+
+from . import counters, exposition
+from .adapter import REASON_DECODE, REASON_DOWN, REASON_ERROR, REASON_TIMEOUT, CephAdapter, FetchError
+from .counters import Sample, declare_family
+
+DURATION = declare_family("collection_duration_seconds", "gauge", "Seconds the last collection cycle took")
+LAST_COLLECTION = declare_family("last_collection_timestamp_seconds", "gauge", "When the last collection cycle ended")
+COLLECTIONS = declare_family("collections_total", "counter", "Collection cycles run since the module started")
+POLLED = declare_family("daemons_polled", "gauge", "Daemons asked for counters in the last cycle")
+FETCH_ERRORS = declare_family("fetch_errors_total", "counter", "Failed attempts to read a daemon's counters, by reason")
+DAEMON_UP = declare_family("daemon_up", "gauge", "1 if the daemon's counters were read in the last cycle, else 0")
+LAST_SUCCESS = declare_family(
+    "daemon_last_success_timestamp_seconds", "gauge", "When the daemon's counters were last read successfully"
+)
+MISSING = declare_family(
+    "counters_missing", "gauge", "Counters of our table that the daemon's release does not have (renames show here)"
+)
+CACHE_AGE = declare_family("cache_age_seconds", "gauge", "Age of the collected data this scrape was served from")
+
+PERF_DUMP = {"prefix": "perf dump", "format": "json"}
+DUMP_MEMPOOLS = {"prefix": "dump_mempools", "format": "json"}
+
+
+class Settings(NamedTuple):
+    request_timeout: float
+    max_in_flight: int
+
+
+class CachedMetrics(NamedTuple):
+    text: bytes
+    gz: bytes
+    generated_at: Optional[float]
+
+
+class MetricsCache:
+    """The last rendered /metrics body. Swapped whole under a lock; readers never wait on a cycle."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._current = CachedMetrics(b"", gzip.compress(b""), None)
+
+    def put(self, text: str, generated_at: float) -> None:
+        raw = text.encode("utf-8")
+        entry = CachedMetrics(raw, gzip.compress(raw, compresslevel=1), generated_at)
+        with self._lock:
+            self._current = entry
+
+    def get(self) -> CachedMetrics:
+        with self._lock:
+            return self._current
+
+    def body(self, now: float, compressed: bool) -> bytes:
+        """The cached body plus the cache age, computed now (a second gzip member when compressed)."""
+        entry = self.get()
+        tail = ""
+        if entry.generated_at is not None:
+            age = max(0.0, now - entry.generated_at)
+            tail = exposition.render(counters.FAMILIES, [Sample(CACHE_AGE, "", (), round(age, 3))])
+        if compressed:
+            return entry.gz + gzip.compress(tail.encode("utf-8"), compresslevel=1)
+        return entry.text + tail.encode("utf-8")
+
+
+class OsdReading(NamedTuple):
+    daemon: str
+    samples: List[Sample]
+    missing: List[str]
+    error: Optional[FetchError]
+
+
+class Collector:
+    def __init__(
+        self,
+        adapter: CephAdapter,
+        clock: Callable[[], float] = time.time,
+        log: Optional[logging.Logger] = None,
+    ) -> None:
+        self.adapter = adapter
+        self.clock = clock
+        self.log = log or logging.getLogger(__name__)
+        self.cache = MetricsCache()
+        self.cycles = 0
+        self.errors: Dict[Tuple[str, str], int] = {}
+        self.last_success: Dict[str, float] = {}
+        self.latest: Dict[str, Dict[str, float]] = {}  # daemon -> family+labels key -> value, for tables
+        self._lock = threading.Lock()  # one cycle at a time
+        self._warned_missing: Dict[str, bool] = {}
+
+    def _count_error(self, daemon: str, reason: str) -> None:
+        key = (daemon, reason)
+        self.errors[key] = self.errors.get(key, 0) + 1
+
+    def _read_osd(self, osd_id: int, timeout: float) -> OsdReading:
+        daemon = "osd.{}".format(osd_id)
+        try:
+            dump = self.adapter.tell_osd(osd_id, PERF_DUMP, timeout)
+            mempools = self.adapter.tell_osd(osd_id, DUMP_MEMPOOLS, timeout)
+            if not isinstance(dump, dict) or not isinstance(mempools, dict):
+                raise FetchError(REASON_DECODE, "answer is not a JSON object")
+            samples, missing = counters.extract(counters.OSD_SPECS, dump, daemon)
+            samples.extend(counters.extract_mempools(mempools, daemon))
+            return OsdReading(daemon, samples, missing, None)
+        except FetchError as exc:
+            return OsdReading(daemon, [], [], exc)
+        except Exception as exc:  # a bug or surprise in one OSD's data must not end the cycle
+            return OsdReading(daemon, [], [], FetchError(REASON_ERROR, repr(exc)))
+
+    def collect(self, settings: Settings) -> None:
+        with self._lock:
+            self._collect(settings)
+
+    def _collect(self, settings: Settings) -> None:
+        started = self.clock()
+        t0 = time.monotonic()
+        samples: List[Sample] = []
+        status: List[Tuple[str, bool]] = []
+        osds = self.adapter.osds()
+        up = [osd_id for osd_id, is_up in osds if is_up]
+        for osd_id, is_up in osds:
+            if not is_up:
+                self._count_error("osd.{}".format(osd_id), REASON_DOWN)
+                status.append(("osd.{}".format(osd_id), False))
+        readings = self._read_osds(up, settings)
+        # New dicts each cycle, published whole at the end: commands read them from other threads.
+        latest: Dict[str, Dict[str, float]] = {}
+        last_success = dict(self.last_success)
+        for reading in readings:
+            if reading.error is not None:
+                self._count_error(reading.daemon, reading.error.reason)
+                self.log.debug("could not read %s: %s", reading.daemon, reading.error)
+                status.append((reading.daemon, False))
+                continue
+            samples.extend(reading.samples)
+            samples.append(Sample(MISSING, "", (("ceph_daemon", reading.daemon),), float(len(reading.missing))))
+            if reading.missing and not self._warned_missing.get(reading.daemon):
+                self._warned_missing[reading.daemon] = True
+                self.log.info("%s lacks counters %s", reading.daemon, ", ".join(reading.missing))
+            last_success[reading.daemon] = self.clock()
+            latest[reading.daemon] = table_values(reading.samples)
+            status.append((reading.daemon, True))
+        samples.extend(self._read_rgws(status, last_success))
+        known = {daemon for daemon, _ in status}
+        self.last_success = {d: t for d, t in last_success.items() if d in known}  # forget removed daemons
+        self.latest = latest
+        self.cycles += 1
+        ended = self.clock()
+        samples.extend(self._self_samples(status, time.monotonic() - t0, ended))
+        self.cache.put(exposition.render(counters.FAMILIES, samples), ended)
+        self.log.debug("collection of %d daemons took %.3f s", len(status), ended - started)
+
+    def _read_osds(self, up: List[int], settings: Settings) -> List[OsdReading]:
+        if not up:
+            return []
+        # Each worker reads one OSD at a time, so at most max_in_flight requests are outstanding.
+        pool = concurrent.futures.ThreadPoolExecutor(max_workers=max(1, min(settings.max_in_flight, len(up))))
+        futures = {pool.submit(self._read_osd, osd_id, settings.request_timeout): osd_id for osd_id in up}
+        # Every request ends within its timeout; this bound only guards against an adapter that does not.
+        deadline = settings.request_timeout * 2 * (len(up) / max(1, settings.max_in_flight) + 1) + 5
+        done, not_done = concurrent.futures.wait(futures, timeout=deadline)
+        pool.shutdown(wait=False)
+        readings = [f.result() for f in done]
+        for future in not_done:
+            future.cancel()
+            readings.append(
+                OsdReading("osd.{}".format(futures[future]), [], [], FetchError(REASON_TIMEOUT, "cycle deadline"))
+            )
+        return sorted(readings, key=lambda r: int(r.daemon.split(".")[1]))
+
+    def _read_rgws(self, status: List[Tuple[str, bool]], last_success: Dict[str, float]) -> List[Sample]:
+        try:
+            per_daemon = self.adapter.rgw_counters()
+        except FetchError as exc:
+            self._count_error("mgr", exc.reason)
+            return []
+        samples: List[Sample] = []
+        for daemon in sorted(per_daemon):
+            got, _missing = counters.extract(
+                counters.RGW_SPECS, counters.flatten_mgr_counters(per_daemon[daemon]), daemon
+            )
+            samples.extend(got)
+            status.append((daemon, bool(got)))
+            if got:
+                last_success[daemon] = self.clock()
+        return samples
+
+    def _self_samples(self, status: List[Tuple[str, bool]], duration: float, ended: float) -> List[Sample]:
+        out = [
+            Sample(DURATION, "", (), round(duration, 6)),
+            Sample(LAST_COLLECTION, "", (), round(ended, 3)),
+            Sample(COLLECTIONS, "", (), float(self.cycles)),
+            Sample(POLLED, "", (), float(len(status))),
+        ]
+        for daemon, ok in status:
+            out.append(Sample(DAEMON_UP, "", (("ceph_daemon", daemon),), 1.0 if ok else 0.0))
+        for daemon, _ok in status:
+            if daemon in self.last_success:
+                out.append(Sample(LAST_SUCCESS, "", (("ceph_daemon", daemon),), round(self.last_success[daemon], 3)))
+        for (daemon, reason), count in sorted(self.errors.items()):
+            out.append(Sample(FETCH_ERRORS, "", (("ceph_daemon", daemon), ("reason", reason)), float(count)))
+        return out
+
+
+def table_values(samples: List[Sample]) -> Dict[str, float]:
+    """Flatten one daemon's samples to {"family[label=value]suffix": value} for tables and checks."""
+    out: Dict[str, float] = {}
+    for s in samples:
+        extra = ",".join("{}={}".format(k, v) for k, v in s.labels if k != "ceph_daemon")
+        out["{}{}{}".format(s.family, "[" + extra + "]" if extra else "", s.suffix)] = s.value
+    return out

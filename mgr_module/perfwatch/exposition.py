@@ -1,0 +1,49 @@
+"""Prometheus text exposition (format 0.0.4) of our samples. Pure."""
+
+import math
+from typing import Dict, Iterable, List
+
+from .counters import Family, Sample
+
+PREFIX = "ceph_perfwatch_"
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+
+
+def escape_label(value: str) -> str:
+    return value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+
+
+def escape_help(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("\n", "\\n")
+
+
+def format_value(value: float) -> str:
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "+Inf" if value > 0 else "-Inf"
+    if value == int(value) and abs(value) < 1e15:
+        return str(int(value))
+    return repr(float(value))
+
+
+def render(families: Dict[str, Family], samples: Iterable[Sample]) -> str:
+    """HELP and TYPE once per family, its samples together, families in the order first seen."""
+    grouped: Dict[str, List[Sample]] = {}
+    for sample in samples:
+        if sample.family not in families:
+            raise KeyError("sample of undeclared family {!r}".format(sample.family))
+        grouped.setdefault(sample.family, []).append(sample)
+    out: List[str] = []
+    for name, group in grouped.items():
+        family = families[name]
+        full = PREFIX + name
+        out.append("# HELP {} {}".format(full, escape_help(family.help)))
+        out.append("# TYPE {} {}".format(full, family.type))
+        for sample in group:
+            if sample.labels:
+                labels = ",".join('{}="{}"'.format(k, escape_label(v)) for k, v in sample.labels)
+                out.append("{}{}{{{}}} {}".format(full, sample.suffix, labels, format_value(sample.value)))
+            else:
+                out.append("{}{} {}".format(full, sample.suffix, format_value(sample.value)))
+    return "\n".join(out) + "\n" if out else ""

@@ -1,0 +1,111 @@
+import gzip
+import threading
+import time
+
+from prometheus_client.parser import text_string_to_metric_families
+
+from perfwatch.collector import Collector, Settings
+
+from .fakes import FakeAdapter
+
+FAST = Settings(request_timeout=0.3, max_in_flight=4)
+
+
+def parsed(collector: Collector) -> dict[str, list]:
+    text = collector.cache.body(time.time(), compressed=False).decode()
+    return {f.name: f.samples for f in text_string_to_metric_families(text)}
+
+
+def by_daemon(samples: list, **labels: str) -> dict[str, float]:
+    return {s.labels["ceph_daemon"]: s.value for s in samples if all(s.labels.get(k) == v for k, v in labels.items())}
+
+
+def test_every_osd_gets_every_family_and_the_collector_reports_itself() -> None:
+    collector = Collector(FakeAdapter(3))
+    collector.collect(FAST)
+    fams = parsed(collector)
+    assert by_daemon(fams["ceph_perfwatch_bluestore_onode_hits"]).keys() == {"osd.0", "osd.1", "osd.2"}
+    hits = by_daemon(fams["ceph_perfwatch_bluestore_onode_hits"])
+    assert hits["osd.2"] - hits["osd.0"] == 2
+    assert by_daemon(fams["ceph_perfwatch_daemon_up"]) == {"osd.0": 1, "osd.1": 1, "osd.2": 1}
+    assert fams["ceph_perfwatch_collections"][0].value == 1
+    assert fams["ceph_perfwatch_daemons_polled"][0].value == 3
+    assert "ceph_perfwatch_cache_age_seconds" in fams
+
+
+def test_a_timeout_and_a_down_osd_are_errors_and_the_others_still_update() -> None:
+    adapter = FakeAdapter(4)
+    adapter.hang.add(1)
+    adapter.up[3] = False
+    collector = Collector(adapter)
+    collector.collect(FAST)
+    collector.collect(FAST)
+    fams = parsed(collector)
+    errors = {(s.labels["ceph_daemon"], s.labels["reason"]): s.value for s in fams["ceph_perfwatch_fetch_errors"]}
+    assert errors == {("osd.1", "timeout"): 2, ("osd.3", "down"): 2}
+    assert by_daemon(fams["ceph_perfwatch_daemon_up"]) == {"osd.0": 1, "osd.1": 0, "osd.2": 1, "osd.3": 0}
+    assert by_daemon(fams["ceph_perfwatch_bluestore_onode_hits"]).keys() == {"osd.0", "osd.2"}
+
+
+def test_an_osd_answering_with_an_error_is_counted_with_that_reason() -> None:
+    adapter = FakeAdapter(2)
+    adapter.fail.add(0)
+    collector = Collector(adapter)
+    collector.collect(FAST)
+    errors = {(s.labels["ceph_daemon"], s.labels["reason"]) for s in parsed(collector)["ceph_perfwatch_fetch_errors"]}
+    assert errors == {("osd.0", "error")}
+
+
+def test_requests_in_flight_never_exceed_the_bound() -> None:
+    adapter = FakeAdapter(20, delay=0.02)
+    Collector(adapter).collect(Settings(request_timeout=1, max_in_flight=3))
+    assert adapter.calls == 40  # perf dump + dump_mempools for each
+    assert adapter.max_in_flight_seen == 3
+
+
+def test_the_cache_answers_at_once_while_a_slow_cycle_runs() -> None:
+    adapter = FakeAdapter(2)
+    collector = Collector(adapter)
+    collector.collect(FAST)
+    before = collector.cache.get()
+    adapter.hang.add(0)  # the next cycle waits the full timeout for osd.0
+    cycle = threading.Thread(target=collector.collect, args=(Settings(request_timeout=1.0, max_in_flight=2),))
+    cycle.start()
+    time.sleep(0.1)
+    t0 = time.monotonic()
+    during = collector.cache.get()
+    body = collector.cache.body(time.time(), compressed=True)
+    waited = time.monotonic() - t0
+    cycle.join()
+    assert during is before, "a scrape during a cycle is served the previous cycle's data"
+    assert waited < 0.5, f"a read of the cache waited {waited:.3f} s for the cycle"
+    assert gzip.decompress(body).startswith(before.text)
+    assert collector.cache.get() is not before
+
+
+def test_gzip_body_is_two_members_that_decode_to_the_plain_body() -> None:
+    collector = Collector(FakeAdapter(1))
+    collector.collect(FAST)
+    now = time.time()
+    assert gzip.decompress(collector.cache.body(now, True)) == collector.cache.body(now, False)
+
+
+def test_rgw_counters_are_exported_per_daemon() -> None:
+    adapter = FakeAdapter(1)
+    adapter.rgw = {"rgw.4163": {"rgw.req": {"value": 5}, "rgw.qlen": {"value": 1}}}
+    collector = Collector(adapter)
+    collector.collect(FAST)
+    fams = parsed(collector)
+    assert by_daemon(fams["ceph_perfwatch_rgw_requests"]) == {"rgw.4163": 5}
+    assert by_daemon(fams["ceph_perfwatch_daemon_up"])["rgw.4163"] == 1
+
+
+def test_table_values_follow_the_latest_cycle() -> None:
+    adapter = FakeAdapter(2)
+    collector = Collector(adapter)
+    collector.collect(FAST)
+    assert set(collector.latest) == {"osd.0", "osd.1"}
+    adapter.hang.add(1)
+    collector.collect(FAST)
+    assert set(collector.latest) == {"osd.0"}
+    assert "osd.1" in collector.last_success  # still known, with its last good time
