@@ -9,7 +9,7 @@ SYSTEM_PYTHON := /usr/bin/python3
 VENV := .venv
 PY := $(VENV)/bin/python
 APT_PACKAGES := ceph-mon ceph-osd ceph-mgr ceph-common radosgw python3-rados python3-rbd \
-                python3-venv iproute2 mount
+                python3-venv iproute2 mount prometheus
 TEST_LAB_DIR ?= $(CURDIR)/.lab-test
 PYTEST_ARGS ?=
 

@@ -48,8 +48,12 @@ class LabHandle:
 
     def __init__(self, directory: Path) -> None:
         self.dir = directory
-        self.lab = Lab.open(directory)
-        self.conf = self.lab.config.conf_path
+        self.conf = Lab.open(directory).config.conf_path
+
+    @property
+    def lab(self) -> Lab:
+        """Read afresh each time: tests stop and start daemons, which changes the recorded PIDs."""
+        return Lab.open(self.dir)
 
     def ceph(self, *args: str, timeout: float = 30, as_json: bool = True) -> Any:
         return cephcli.run(self.conf, *args, timeout=timeout, as_json=as_json)
@@ -58,9 +62,6 @@ class LabHandle:
         import os
 
         return {**os.environ, "CEPH_CONF": str(self.conf)}
-
-    def reload(self) -> None:
-        self.lab = Lab.open(self.dir)
 
 
 def snapshot(directory: Path) -> tuple[LabState, list[str], list[str]]:
