@@ -58,9 +58,11 @@ demo: deps
 	@export CEPH_CONF=$(CURDIR)/.lab/ceph.conf; \
 	echo; echo "== ceph -s"; ceph -s; \
 	echo "== ceph perfwatch status"; ceph perfwatch status; \
+	echo; echo "== ceph perfwatch metrics"; ceph perfwatch metrics; \
 	echo; echo "Next:"; \
 	echo "  $$($(PY) -m lab env)"; \
 	echo "  ceph perfwatch status --format json"; \
+	echo "  curl -s http://127.0.0.1:9284/metrics   # the active mgr (mgr.y, the standby, is on 9285)"; \
 	echo "  ceph config set mgr mgr/perfwatch/collect_interval 10"; \
 	echo "  python3 -m lab status                   # daemons, PIDs, devices"; \
 	echo "  python3 -m lab stop --kill mgr.x        # watch mgr.y take over; then: python3 -m lab start mgr.x"; \

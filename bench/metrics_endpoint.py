@@ -1,0 +1,152 @@
+"""Figures for the module's metrics path.
+
+(a) simulated clusters (1,000 / 5,000 / 10,000 OSDs; a fake adapter answering with a recorded Pacific
+    payload, decoded from JSON as the real adapter does): collector CPU and wall time per cycle, the
+    render+gzip part of it, body sizes, and scrape latency through the real HTTP server;
+(b) on a running lab: our /metrics beside Ceph's prometheus module /metrics, same cluster, one run.
+
+Usage: .venv/bin/python bench/metrics_endpoint.py [--sizes 1000,5000,10000] [--scrapes 20] [--lab-dir .lab]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import statistics
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(REPO), str(REPO / "mgr_module")]
+
+from lab import cephcli  # noqa: E402
+from lab.cluster import Lab  # noqa: E402
+from perfwatch import counters, exposition  # noqa: E402
+from perfwatch.adapter import CephAdapter  # noqa: E402
+from perfwatch.collector import Collector, Settings  # noqa: E402
+from perfwatch.server import HttpServer  # noqa: E402
+from perfwatch.web import active_app  # noqa: E402
+
+FIXTURES = REPO / "tests" / "fixtures"
+
+
+class RecordedAdapter(CephAdapter):
+    """Every OSD answers at once with the recorded payload; decoding it is part of the measured cost."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self.dump = (FIXTURES / "pacific_osd_perf_dump.json").read_text()
+        self.mempools = (FIXTURES / "pacific_osd_dump_mempools.json").read_text()
+
+    def osds(self) -> list[tuple[int, bool]]:
+        return [(i, True) for i in range(self.n)]
+
+    def tell_osd(self, osd_id: int, command: dict[str, Any], timeout: float) -> Any:
+        return json.loads(self.dump if command["prefix"] == "perf dump" else self.mempools)
+
+    def rgw_counters(self) -> dict[str, dict[str, dict[str, Any]]]:
+        return {}
+
+
+def scrape_times(url: str, n: int, gzip: bool) -> tuple[list[float], int]:
+    headers = {"Accept-Encoding": "gzip"} if gzip else {}
+    times, size = [], 0
+    for _ in range(n):
+        t0 = time.perf_counter()
+        with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=60) as resp:
+            size = len(resp.read())
+        times.append(time.perf_counter() - t0)
+    return times, size
+
+
+def ms(values: list[float]) -> str:
+    return f"median {statistics.median(values) * 1000:.1f} ms, max {max(values) * 1000:.1f} ms"
+
+
+def simulated(sizes: list[int], scrapes: int) -> None:
+    logging.basicConfig(level=logging.WARNING)
+    print("(a) simulated clusters, recorded Pacific payloads, max_requests_in_flight=8")
+    for n in sizes:
+        collector = Collector(RecordedAdapter(n))
+        cpu0, wall0 = time.process_time(), time.perf_counter()
+        collector.collect(Settings(request_timeout=10, max_in_flight=8))
+        cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
+        samples = []
+        for i in range(n):
+            dump = json.loads(RecordedAdapter(1).dump)
+            samples.extend(counters.extract(counters.OSD_SPECS, dump, f"osd.{i}")[0])
+        r0 = time.perf_counter()
+        text = exposition.render(counters.FAMILIES, samples)
+        render = time.perf_counter() - r0
+        entry = collector.cache.get()
+        server = HttpServer(active_app(collector.cache, "bench"), "127.0.0.1", 0, logging.getLogger("bench"))
+        server.start()
+        port = server._server.server_address[1]  # type: ignore[union-attr]
+        try:
+            url = f"http://127.0.0.1:{port}/metrics"
+            plain, plain_size = scrape_times(url, scrapes, gzip=False)
+            gz, gz_size = scrape_times(url, scrapes, gzip=True)
+        finally:
+            server.stop()
+        lines = entry.text.count(b"\n")
+        print(
+            f"  {n:>6} OSDs: cycle CPU {cpu:.2f} s, wall {wall:.2f} s; render of the OSD families "
+            f"{render * 1000:.0f} ms ({len(text) / 1e6:.1f} MB); {lines} lines\n"
+            f"          scrape from cache: plain {plain_size / 1e6:.1f} MB {ms(plain)}; "
+            f"gzip {gz_size / 1e6:.2f} MB {ms(gz)}"
+        )
+
+
+def against_prometheus_module(lab_dir: Path, scrapes: int) -> None:
+    print(f"(b) lab in {lab_dir}: our /metrics beside the prometheus module's, same cluster, same run")
+    try:
+        lab = Lab.open(lab_dir)
+    except Exception as exc:
+        print(f"  skipped: {exc}")
+        return
+    conf = lab.config.conf_path
+    active = cephcli.run(conf, "mgr", "stat")["active_name"]
+    prom_port = lab.config.module_port + 10
+    cephcli.run(conf, "config", "set", "mgr", f"mgr/prometheus/{active}/server_port", str(prom_port), as_json=False)
+    was_enabled = "prometheus" in cephcli.run(conf, "mgr", "module", "ls")["enabled_modules"]
+    cephcli.run(conf, "mgr", "module", "enable", "prometheus", as_json=False)
+    theirs_url = f"http://{lab.topo.core_address}:{prom_port}/metrics"
+    ours_url = lab.module_urls()[active] + "metrics"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                scrape_times(theirs_url, 1, gzip=False)
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(1)
+        ours, ours_size = scrape_times(ours_url, scrapes, gzip=False)
+        theirs, theirs_size = scrape_times(theirs_url, scrapes, gzip=False)
+        ratio = statistics.median(theirs) / statistics.median(ours)
+        print(f"  perfwatch  /metrics: {ours_size / 1e3:.0f} kB, {ms(ours)}")
+        print(f"  prometheus /metrics: {theirs_size / 1e3:.0f} kB, {ms(theirs)}")
+        print(f"  ratio prometheus/perfwatch median scrape time: {ratio:.1f}x ({lab.config.osds} OSDs)")
+    finally:
+        if not was_enabled:
+            cephcli.run(conf, "mgr", "module", "disable", "prometheus", as_json=False)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", default="1000,5000,10000")
+    parser.add_argument("--scrapes", type=int, default=20)
+    parser.add_argument("--lab-dir", default=str(REPO / ".lab"))
+    args = parser.parse_args()
+    simulated([int(s) for s in args.sizes.split(",")], args.scrapes)
+    against_prometheus_module(Path(args.lab_dir).resolve(), args.scrapes)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
