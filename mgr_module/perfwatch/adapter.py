@@ -1,7 +1,7 @@
 """The one seam between perfwatch's logic and Ceph. mgr_adapter.py implements it inside ceph-mgr;
 unit tests and bench scripts pass fakes. Everything here is plain data."""
 
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 # Why a daemon could not be read; a bounded set, used as a metric label.
 REASON_TIMEOUT = "timeout"  # no answer within request_timeout
@@ -32,4 +32,43 @@ class CephAdapter:
 
     def rgw_counters(self) -> Dict[str, Dict[str, Dict[str, Any]]]:
         """Per RGW daemon ("rgw.<id>"), the counters the mgr holds for it: {"rgw.req": {"value": v}}."""
+        raise NotImplementedError
+
+    # --- what benchmarks need --------------------------------------------------------------------
+
+    def osd_infos(self) -> List[Any]:
+        """benchmarks.planning.OsdInfo for every OSD: id, CRUSH host, up, device class."""
+        raise NotImplementedError
+
+    def cluster_state(self) -> Tuple[str, Dict[str, int]]:
+        """(health status, PG count per state) as the mgr sees them now."""
+        raise NotImplementedError
+
+    def ping_times(self) -> Dict[str, Any]:
+        """The mgr's OSD heartbeat ping times (`get('osd_ping_times')`)."""
+        raise NotImplementedError
+
+    def pool(self, name: str) -> Optional[Tuple[int, int]]:
+        """(pool id, pg_num) of a pool, None if there is no such pool."""
+        raise NotImplementedError
+
+    def pool_names_ending(self, suffix: str) -> List[str]:
+        raise NotImplementedError
+
+    def create_pool(self, name: str, pg_num: int, application: str) -> None:
+        raise NotImplementedError
+
+    def pg_primaries(self, pool_id: int) -> Dict[int, int]:
+        """PG number within the pool -> acting primary OSD."""
+        raise NotImplementedError
+
+    def open_ioctx(self, pool: str) -> Any:
+        raise NotImplementedError
+
+    def open_io(self, pool: str, namespace: str) -> Any:
+        """A benchmarks.radosio.RadosIO on pool/namespace, with the request timeout."""
+        raise NotImplementedError
+
+    def osd_op_latency(self, osd_id: int) -> Dict[str, float]:
+        """The OSD's client op latency counter: {"sum": seconds, "avgcount": ops}."""
         raise NotImplementedError

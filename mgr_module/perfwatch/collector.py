@@ -83,8 +83,10 @@ class Collector:
         adapter: CephAdapter,
         clock: Callable[[], float] = time.time,
         log: Optional[logging.Logger] = None,
+        extra_samples: Optional[Callable[[], List[Sample]]] = None,
     ) -> None:
         self.adapter = adapter
+        self.extra_samples = extra_samples  # e.g. benchmark results, rendered with each cycle
         self.clock = clock
         self.log = log or logging.getLogger(__name__)
         self.cache = MetricsCache()
@@ -153,6 +155,11 @@ class Collector:
         self.latest = latest
         self.cycles += 1
         ended = self.clock()
+        if self.extra_samples is not None:
+            try:
+                samples.extend(self.extra_samples())
+            except Exception:
+                self.log.exception("extra samples failed; exporting the rest")
         samples.extend(self._self_samples(status, time.monotonic() - t0, ended))
         self.cache.put(exposition.render(counters.FAMILIES, samples), ended)
         self.log.debug("collection of %d daemons took %.3f s", len(status), ended - started)

@@ -6,16 +6,20 @@ answers it, and until then that OSD is reported busy instead of being sent anoth
 
 import json
 import threading
-from typing import Any, Dict, List, Tuple
+import time
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from mgr_module import CommandResult, MgrModule
 
 from .adapter import REASON_BUSY, REASON_DECODE, REASON_ERROR, REASON_TIMEOUT, CephAdapter, FetchError
+from .benchmarks.planning import OsdInfo
+from .benchmarks.radosio import RadosIO
 
 
 class MgrAdapter(CephAdapter):
-    def __init__(self, module: MgrModule) -> None:
+    def __init__(self, module: MgrModule, timeout: Callable[[], float]) -> None:
         self.module = module
+        self.timeout = timeout  # the request_timeout option, read at each call
         self._lock = threading.Lock()
         self._outstanding: Dict[int, CommandResult] = {}
 
@@ -55,3 +59,84 @@ class MgrAdapter(CephAdapter):
         except Exception as exc:
             raise FetchError(REASON_ERROR, "mgr perf counters: {!r}".format(exc)) from exc
         return {daemon: dict(values) for daemon, values in everything.items() if daemon.startswith("rgw.")}
+
+    # --- what benchmarks need --------------------------------------------------------------------
+
+    def mon_command(self, command: Dict[str, Any]) -> Any:
+        result = CommandResult("")
+        self.module.send_command(result, "mon", "", json.dumps(dict(command, format="json")), "")
+        timeout = self.timeout()
+        if not result.ev.wait(timeout):
+            raise FetchError(REASON_TIMEOUT, "mon: {} got no answer in {:.0f} s".format(command["prefix"], timeout))
+        if result.r != 0:
+            raise FetchError(REASON_ERROR, "mon: {}: {} {}".format(command["prefix"], result.r, result.outs.strip()))
+        return json.loads(result.outb) if result.outb.strip() else None
+
+    def osd_infos(self) -> List[OsdInfo]:
+        up = dict(self.osds())
+        host_of: Dict[int, str] = {}
+        device_class: Dict[int, str] = {}
+        for node in (self.module.get("osd_map_tree") or {}).get("nodes", []):
+            if node.get("type") == "host":
+                for child in node.get("children", []):
+                    if child >= 0:
+                        host_of[child] = node["name"]
+            elif node.get("type") == "osd":
+                device_class[node["id"]] = node.get("device_class", "")
+        return [
+            OsdInfo(osd, host_of.get(osd, "osd.{}".format(osd)), is_up, device_class.get(osd, ""))
+            for osd, is_up in sorted(up.items())
+        ]
+
+    def cluster_state(self) -> Tuple[str, Dict[str, int]]:
+        health = json.loads(self.module.get("health")["json"])
+        states: Dict[str, int] = {}
+        for per_pool in (self.module.get("pg_summary") or {}).get("by_pool", {}).values():
+            for state, count in per_pool.items():
+                states[state] = states.get(state, 0) + count
+        return health.get("status", "HEALTH_ERR"), states
+
+    def ping_times(self) -> Dict[str, Any]:
+        return self.module.get("osd_ping_times") or {}
+
+    def _pools(self) -> List[Dict[str, Any]]:
+        return (self.module.get("osd_map") or {}).get("pools", [])
+
+    def pool(self, name: str) -> Optional[Tuple[int, int]]:
+        for pool in self._pools():
+            if pool.get("pool_name") == name:
+                return int(pool["pool"]), int(pool["pg_num"])
+        return None
+
+    def pool_names_ending(self, suffix: str) -> List[str]:
+        return sorted(p["pool_name"] for p in self._pools() if p.get("pool_name", "").endswith(suffix))
+
+    def create_pool(self, name: str, pg_num: int, application: str) -> None:
+        self.module.log.info("creating scratch pool %s with %d PGs", name, pg_num)
+        self.mon_command({"prefix": "osd pool create", "pool": name, "pg_num": pg_num})
+        self.mon_command({"prefix": "osd pool application enable", "pool": name, "app": application})
+        deadline = time.monotonic() + self.timeout()
+        while self.pool(name) is None and time.monotonic() < deadline:
+            time.sleep(0.2)  # the mgr's copy of the OSD map catches up
+
+    def pg_primaries(self, pool_id: int) -> Dict[int, int]:
+        out: Dict[int, int] = {}
+        prefix = "{}.".format(pool_id)
+        for pg in (self.module.get("pg_stats") or {}).get("pg_stats", []):
+            pgid = pg.get("pgid", "")
+            if pgid.startswith(prefix) and pg.get("acting_primary", -1) >= 0:
+                out[int(pgid[len(prefix) :], 16)] = int(pg["acting_primary"])
+        return out
+
+    def open_ioctx(self, pool: str) -> Any:
+        return self.module.rados.open_ioctx(pool)
+
+    def open_io(self, pool: str, namespace: str) -> RadosIO:
+        ioctx = self.open_ioctx(pool)
+        ioctx.set_namespace(namespace)
+        return RadosIO(ioctx, self.timeout())
+
+    def osd_op_latency(self, osd_id: int) -> Dict[str, float]:
+        dump = self.tell_osd(osd_id, {"prefix": "perf dump", "logger": "osd", "counter": "op_latency"}, self.timeout())
+        latency = dump.get("osd", {}).get("op_latency", {})
+        return {"sum": float(latency.get("sum", 0.0)), "avgcount": float(latency.get("avgcount", 0))}

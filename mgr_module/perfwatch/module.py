@@ -4,10 +4,14 @@ import threading
 import time
 from typing import Any, ClassVar, Dict, List, Optional, Tuple
 
-from mgr_module import CLIReadCommand, HandleCommandResult, MgrModule, MgrStandbyModule, Option
+from mgr_module import CLIReadCommand, CLIWriteCommand, HandleCommandResult, MgrModule, MgrStandbyModule, Option
 
-from . import options, osd_table, status
+from . import bench_commands, options, osd_table, status
+from .benchmarks.metrics import ProbeHistograms, result_samples
+from .benchmarks.runner import Run, Runner
+from .benchmarks.store import BenchStore
 from .collector import Collector, Settings
+from .counters import Sample
 from .mgr_adapter import MgrAdapter
 from .output import OutputFormat, render
 from .server import HttpServer
@@ -42,6 +46,9 @@ class Module(MgrModule):
         self._url: Optional[str] = None
         self._server_error: Optional[str] = None
         self.collector: Optional[Collector] = None
+        self.runner: Optional[Runner] = None
+        self._histograms = ProbeHistograms()
+        self._last_results: Dict[str, Any] = {}  # key -> (value, unit) of the latest result
 
     def config_notify(self) -> None:
         """Re-read our options; called by the mgr whenever `ceph config set mgr mgr/perfwatch/...` changes."""
@@ -87,7 +94,16 @@ class Module(MgrModule):
         self.log.info("perfwatch %s starting on mgr.%s", __version__, self.get_mgr_id())
         self.config_notify()
         self._wake.clear()
-        collector = Collector(MgrAdapter(self), log=self.log)
+        adapter = MgrAdapter(self, lambda: float(self._config["request_timeout"]))
+        store = BenchStore(
+            self.get_store, self.set_store, int(self._config["history_limit"]), int(self._config["baseline_window"])
+        )
+        self.runner = Runner(
+            adapter, adapter.open_io, store, lambda: dict(self._config), self.log, _Progress(self), self._bench_finished
+        )
+        self._load_last_results(store)
+        self._update_health()
+        collector = Collector(adapter, log=self.log, extra_samples=self._bench_samples)
         self.collector = collector
         server: Optional[HttpServer] = None
         try:
@@ -95,10 +111,15 @@ class Module(MgrModule):
                 server = self._ensure_server(server, collector)
                 self._passes += 1
                 self._last_pass_at = time.time()
-                try:
-                    collector.collect(self._settings())
-                except Exception:
-                    self.log.exception("collection failed; trying again next interval")
+                for step, what in (
+                    (self.runner.cleanup_orphans, "scratch cleanup"),
+                    (lambda: self.runner.tick(time.time()), "benchmark schedule"),
+                    (lambda: collector.collect(self._settings()), "collection"),
+                ):
+                    try:
+                        step()
+                    except Exception:
+                        self.log.exception("%s failed; trying again next interval", what)
                 self._wake.wait(float(self._config["collect_interval"]))
                 self._wake.clear()
         finally:
@@ -109,6 +130,140 @@ class Module(MgrModule):
     def shutdown(self) -> None:
         self._stop.set()
         self._wake.set()
+        if self.runner is not None:
+            self.runner.cancel()
+
+    # ----- benchmarks ---------------------------------------------------------------------------
+
+    def _load_last_results(self, store: BenchStore) -> None:
+        for kind in ("osd", "rados", "rbd", "rgw", "net"):
+            for record in store.history(kind)[-1:]:
+                for raw in record.get("results", []):
+                    self._record_result(raw)
+
+    def _record_result(self, raw: Dict[str, Any]) -> None:
+        from .benchmarks.results import Measurement
+
+        m = Measurement.from_dict(raw)
+        self._last_results[m.key] = (m.value, m.unit)
+
+    def _bench_finished(self, run: Run) -> None:
+        for m in run.measurements:
+            self._last_results[m.key] = (m.value, m.unit)
+        if not run.heavy:
+            self._histograms.observe(run.measurements)
+        self._update_health()
+
+    def _bench_samples(self) -> List[Sample]:
+        runner = self.runner
+        if runner is None:
+            return []
+        store = runner.store
+        baselines = {
+            key: store.baselines.baseline(key, int(self._config["baseline_min_results"])) for key in self._last_results
+        }
+        return (
+            result_samples(
+                dict(self._last_results),
+                baselines,
+                list(store.regressions),
+                dict(store.last_run),
+                dict(runner.outcomes),
+            )
+            + self._histograms.samples()
+        )
+
+    def _update_health(self) -> None:
+        runner = self.runner
+        regressions = dict(runner.store.regressions) if runner else {}
+        if not regressions:
+            self.set_health_checks({})
+            return
+        detail = []
+        for key, v in sorted(regressions.items()):
+            detail.append(
+                "{}: {:.6g} {} is {} (threshold {}; run {})".format(
+                    key, v["value"], v["unit"], v["reason"], self._config["regression_fraction"], v.get("run_id")
+                )
+            )
+        osds = sorted({k.split("/")[2] for k in regressions if k.split("/")[2] != "-"})
+        summary = "{} benchmark result(s) far below baseline{}".format(
+            len(regressions), ": " + ", ".join(osds) if osds else ""
+        )
+        self.set_health_checks(
+            {
+                "PERFWATCH_BENCH_REGRESSION": {
+                    "severity": "warning",
+                    "summary": summary,
+                    "count": len(regressions),
+                    "detail": detail,
+                }
+            }
+        )
+
+    @CLIWriteCommand("perfwatch bench run")
+    def cmd_bench_run(
+        self,
+        kind: str = "osd",
+        osd: Optional[List[int]] = None,
+        seconds: Optional[int] = None,
+        queue_depth: Optional[int] = None,
+        writes_4k: Optional[int] = None,
+        mib_4m: Optional[int] = None,
+        keys: Optional[int] = None,
+        shards: Optional[int] = None,
+        image_mib: Optional[int] = None,
+        format: OutputFormat = OutputFormat.plain,
+    ) -> HandleCommandResult:
+        """Start a benchmark run now (kinds: osd, rados, rbd, rgw, net); returns its run id at once"""
+        if self.runner is None:
+            return HandleCommandResult(*bench_commands.not_ready())
+        params = {
+            "seconds": seconds,
+            "queue_depth": queue_depth,
+            "writes_4k": writes_4k,
+            "mib_4m": mib_4m,
+            "keys": keys,
+            "shards": shards,
+            "image_mib": image_mib,
+        }
+        return HandleCommandResult(*bench_commands.run(self.runner, kind, osd, params, format))
+
+    @CLIReadCommand("perfwatch bench status")
+    def cmd_bench_status(self, format: OutputFormat = OutputFormat.plain) -> HandleCommandResult:
+        """Show running and recent benchmark runs, regressions and scratch data awaiting cleanup"""
+        if self.runner is None:
+            return HandleCommandResult(*bench_commands.not_ready())
+        return HandleCommandResult(*bench_commands.status(self.runner, format))
+
+    @CLIWriteCommand("perfwatch bench cancel")
+    def cmd_bench_cancel(
+        self, run_id: Optional[str] = None, format: OutputFormat = OutputFormat.plain
+    ) -> HandleCommandResult:
+        """Cancel one running benchmark, or all of them; their scratch data is removed"""
+        if self.runner is None:
+            return HandleCommandResult(*bench_commands.not_ready())
+        return HandleCommandResult(*bench_commands.cancel(self.runner, run_id, format))
+
+    @CLIReadCommand("perfwatch bench history")
+    def cmd_bench_history(
+        self,
+        kind: Optional[str] = None,
+        osd: Optional[int] = None,
+        limit: int = 10,
+        format: OutputFormat = OutputFormat.plain,
+    ) -> HandleCommandResult:
+        """Show past benchmark runs and their results, newest last"""
+        if self.runner is None:
+            return HandleCommandResult(*bench_commands.not_ready())
+        return HandleCommandResult(*bench_commands.history(self.runner, kind, osd, limit, format))
+
+    @CLIReadCommand("perfwatch bench schedule")
+    def cmd_bench_schedule(self, format: OutputFormat = OutputFormat.plain) -> HandleCommandResult:
+        """Show each benchmark kind, its interval option, window and last run"""
+        if self.runner is None:
+            return HandleCommandResult(*bench_commands.not_ready())
+        return HandleCommandResult(*bench_commands.schedule(self.runner, format))
 
     @CLIReadCommand("perfwatch status")
     def cmd_status(self, format: OutputFormat = OutputFormat.plain) -> HandleCommandResult:
@@ -140,6 +295,28 @@ class Module(MgrModule):
         collector = self.collector
         table = osd_table.rows(collector.latest, collector.last_success, time.time()) if collector else []
         return HandleCommandResult(stdout=render(table, format, osd_table.render_plain))
+
+
+class _Progress:
+    """Heavy rounds in `ceph progress`; a progress module that is off or failing never stops a run."""
+
+    def __init__(self, module: MgrModule) -> None:
+        self.module = module
+
+    def _call(self, method: str, *args: Any) -> None:
+        try:
+            self.module.remote("progress", method, *args)
+        except Exception as exc:
+            self.module.log.debug("progress %s failed: %s", method, exc)
+
+    def update(self, ev_id: str, message: str, fraction: float) -> None:
+        self._call("update", ev_id, message, fraction)
+
+    def complete(self, ev_id: str) -> None:
+        self._call("complete", ev_id)
+
+    def fail(self, ev_id: str, message: str) -> None:
+        self._call("fail", ev_id, message)
 
 
 class StandbyModule(MgrStandbyModule):

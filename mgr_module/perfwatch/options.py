@@ -75,6 +75,74 @@ OPTIONS: List[OptionSpec] = [
     },
 ]
 
+
+def _secs(name: str, default: int, low: int, high: int, desc: str) -> OptionSpec:
+    return {"name": name, "type": "secs", "default": default, "min": low, "max": high, "desc": desc, "runtime": True}
+
+
+def _int(name: str, default: int, low: int, high: int, desc: str) -> OptionSpec:
+    return {"name": name, "type": "int", "default": default, "min": low, "max": high, "desc": desc, "runtime": True}
+
+
+BENCH_OPTIONS: List[OptionSpec] = [
+    {
+        "name": "scratch_pool",
+        "type": "str",
+        "default": "perfwatch",
+        "runtime": True,
+        "desc": "Pool where benchmarks write their scratch objects and images",
+    },
+    {
+        "name": "scratch_namespace",
+        "type": "str",
+        "default": "perfwatch",
+        "runtime": True,
+        "desc": "Namespace of the scratch objects within the scratch pool",
+    },
+    {
+        "name": "scratch_pool_create",
+        "type": "bool",
+        "default": True,
+        "runtime": True,
+        "desc": "Create the scratch pool when it does not exist (else benchmarks that write refuse to run)",
+    },
+    _int("scratch_pool_pg_num", 32, 8, 4096, "PGs of the scratch pool when the module creates it"),
+    _secs("rados_probe_interval", 60, 0, 86400, "Seconds between light rados latency probes (0: off)"),
+    _secs("rgw_probe_interval", 300, 0, 86400, "Seconds between light bucket-index probes (0: off)"),
+    _secs("net_probe_interval", 60, 0, 86400, "Seconds between readings of heartbeat ping times (0: off)"),
+    _secs("osd_bench_interval", 0, 0, 31536000, "Seconds between scheduled osd bench rounds (0: on command only)"),
+    _secs("rbd_bench_interval", 0, 0, 31536000, "Seconds between scheduled rbd rounds (0: on command only)"),
+    {
+        "name": "heavy_bench_window",
+        "type": "str",
+        "default": "",
+        "runtime": True,
+        "desc": "Local time window HH:MM-HH:MM for scheduled heavy rounds (empty: any time)",
+    },
+    _int("max_osds_per_host", 1, 1, 64, "OSDs of one host benchmarked at the same time in a heavy round"),
+    _secs("bench_deadline", 600, 10, 7200, "Hard deadline of one benchmark run, in seconds"),
+    _int(
+        "abort_client_latency_ms",
+        200,
+        1,
+        60000,
+        "Abort a heavy round when client op latency on its OSDs averages above this (ms) during a step",
+    ),
+    {
+        "name": "regression_fraction",
+        "type": "float",
+        "default": 0.5,
+        "min": 0.05,
+        "max": 0.95,
+        "runtime": True,
+        "desc": "A result below this fraction of its baseline, or of its peers', is a regression",
+    },
+    _int("baseline_window", 10, 3, 100, "Results per OSD, kind and metric in the rolling median baseline"),
+    _int("baseline_min_results", 3, 1, 100, "Results needed before a baseline is used"),
+    _int("history_limit", 50, 1, 1000, "Runs kept per kind in the history"),
+]
+OPTIONS.extend(BENCH_OPTIONS)
+
 NUMERIC_TYPES = ("int", "uint", "secs", "float", "size")
 
 

@@ -1,0 +1,1 @@
+"""Micro-benchmarks: one interface (plan -> run under a deadline -> measurements), several kinds."""

@@ -1,0 +1,126 @@
+"""Object I/O through librados with a timeout on every call (librados' own calls block, so each is an
+aio operation whose completion is awaited with a bound). Only this file and rbd_io use the bindings."""
+
+import threading
+import time
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+from .base import BenchError
+
+
+class OpTimeout(BenchError):
+    pass
+
+
+class _Waiter:
+    """The completion callback's target. It owns the librados op object (`keep`, created by the caller)
+    and releases it exactly once, after librados has completed it: an op whose wait timed out is released
+    by the late completion, never while librados may still use it."""
+
+    def __init__(self, keep: Any = None) -> None:
+        self.event = threading.Event()
+        self.result: Any = None
+        self.keep = keep
+        self._lock = threading.Lock()
+        self._abandoned = False
+
+    def done(self, completion: Any, *extra: Any) -> None:
+        self.result = (completion, extra)
+        with self._lock:
+            self.event.set()
+            if self._abandoned:
+                self._release()
+
+    def finish(self, completed: bool) -> None:
+        with self._lock:
+            if completed or self.event.is_set():
+                self._release()
+            else:
+                self._abandoned = True
+
+    def _release(self) -> None:
+        if self.keep is not None:
+            self.keep.release()
+            self.keep = None
+
+
+class RadosIO:
+    def __init__(self, ioctx: Any, timeout: float) -> None:
+        self.ioctx = ioctx
+        self.timeout = timeout
+
+    def _wait(
+        self, start: Callable[[Callable[..., None]], Any], what: str, timeout: Optional[float], keep: Any = None
+    ) -> Tuple[float, Any]:
+        waiter = _Waiter(keep)
+        t0 = time.monotonic()
+        completion = start(waiter.done)
+        completed = waiter.event.wait(self.timeout if timeout is None else timeout)
+        waiter.finish(completed)
+        if not completed:
+            raise OpTimeout("{}: no answer in {:.1f} s".format(what, self.timeout if timeout is None else timeout))
+        elapsed = time.monotonic() - t0
+        rv = completion.get_return_value()
+        if rv < 0:
+            raise BenchError("{}: error {}".format(what, rv))
+        return elapsed, waiter.result
+
+    def write_full(self, obj: str, data: bytes, timeout: Optional[float] = None) -> float:
+        return self._wait(lambda cb: self.ioctx.aio_write_full(obj, data, oncomplete=cb), "write " + obj, timeout)[0]
+
+    def read(self, obj: str, length: int, timeout: Optional[float] = None) -> float:
+        return self._wait(lambda cb: self.ioctx.aio_read(obj, length, 0, cb), "read " + obj, timeout)[0]
+
+    def remove(self, obj: str, timeout: Optional[float] = None) -> None:
+        try:
+            self._wait(lambda cb: self.ioctx.aio_remove(obj, oncomplete=cb), "remove " + obj, timeout)
+        except BenchError as exc:
+            if "error -2" not in str(exc):  # already gone is fine
+                raise
+
+    def write_op(self, obj: str, build: Callable[[Any], None], what: str, timeout: Optional[float] = None) -> float:
+        import rados
+
+        op = rados.WriteOp()
+        op.create()  # released by the waiter once librados is done with it
+        build(op)
+        return self._wait(lambda cb: self.ioctx.operate_aio_write_op(op, obj, oncomplete=cb), what, timeout, op)[0]
+
+    def omap_set(self, obj: str, values: Dict[str, bytes], timeout: Optional[float] = None) -> float:
+        keys, vals = tuple(values), tuple(values.values())
+        return self.write_op(obj, lambda op: self.ioctx.set_omap(op, keys, vals), "omap set " + obj, timeout)
+
+    def omap_remove(self, obj: str, keys: List[str], timeout: Optional[float] = None) -> float:
+        return self.write_op(obj, lambda op: self.ioctx.remove_omap_keys(op, tuple(keys)), "omap rm " + obj, timeout)
+
+    def omap_list(self, obj: str, max_return: int, timeout: Optional[float] = None) -> float:
+        import rados
+
+        op = rados.ReadOp()
+        op.create()
+        self.ioctx.get_omap_keys(op, "", max_return)
+        return self._wait(
+            lambda cb: self.ioctx.operate_aio_read_op(op, obj, oncomplete=cb), "omap list " + obj, timeout, op
+        )[0]
+
+    def omap_get(self, obj: str, keys: List[str], timeout: Optional[float] = None) -> float:
+        import rados
+
+        op = rados.ReadOp()
+        op.create()
+        self.ioctx.get_omap_vals_by_keys(op, tuple(keys))
+        return self._wait(
+            lambda cb: self.ioctx.operate_aio_read_op(op, obj, oncomplete=cb), "omap get " + obj, timeout, op
+        )[0]
+
+    def list_objects(self, prefix: str, limit: int) -> List[str]:
+        out = []
+        for obj in self.ioctx.list_objects():
+            if obj.key.startswith(prefix):
+                out.append(obj.key)
+                if len(out) >= limit:
+                    break
+        return out
+
+    def close(self) -> None:
+        self.ioctx.close()

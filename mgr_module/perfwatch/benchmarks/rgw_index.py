@@ -1,0 +1,67 @@
+"""`rgw`: bucket-index latency. Omap set/get/list/remove on a probe object in the bucket-index pool (in
+a namespace of ours, beside RGW's own `.dir.*` shard objects), and read-only listing of real index shards."""
+
+import statistics
+from typing import Any, Dict, List
+
+from .base import BenchError, Benchmark, Context, ParamSpec
+from .results import Measurement
+
+INDEX_SUFFIX = "buckets.index"
+NAMESPACE = "perfwatch"
+SHARD_PREFIX = ".dir."
+
+
+class RgwIndex(Benchmark):
+    name = "rgw"
+    heavy = False
+    description = "bucket-index (omap) latency: a probe object's omap ops, and listing of real index shards"
+    params = (
+        ParamSpec("keys", 16, 1, 1000, "omap keys written, read and removed on the probe object"),
+        ParamSpec("shards", 4, 0, 64, "real index shards to list (read-only, 100 keys each)"),
+    )
+
+    def run(self, ctx: Context) -> List[Measurement]:
+        pools = ctx.adapter.pool_names_ending(INDEX_SUFFIX)
+        if not pools:
+            raise BenchError("no bucket-index pool (*.{}): RGW has no bucket yet".format(INDEX_SUFFIX))
+        out: List[Measurement] = []
+        for pool in pools:
+            ctx.check()
+            ctx.register_scratch({"pool": pool, "namespace": NAMESPACE, "prefix": ctx.run_id})
+            out.extend(self._probe(ctx, pool))
+        return out
+
+    def _probe(self, ctx: Context, pool: str) -> List[Measurement]:
+        io = ctx.io_factory(pool, NAMESPACE)
+        obj = "{}.probe".format(ctx.run_id)
+        keys = {"k{:05d}".format(i): b"v" * 64 for i in range(ctx.params["keys"])}
+        timings: Dict[str, float] = {}
+        try:
+            timings["omap_set"] = io.omap_set(obj, keys, ctx.step_timeout(io.timeout))
+            timings["omap_get"] = io.omap_get(obj, list(keys)[:8], ctx.step_timeout(io.timeout))
+            timings["omap_list"] = io.omap_list(obj, 1000, ctx.step_timeout(io.timeout))
+            timings["omap_remove"] = io.omap_remove(obj, list(keys), ctx.step_timeout(io.timeout))
+            io.remove(obj, ctx.step_timeout(io.timeout))
+        finally:
+            io.close()
+        out = [Measurement(self.name, op + "_latency", None, value, "seconds") for op, value in timings.items()]
+        if ctx.params["shards"]:
+            shard_io = ctx.io_factory(pool, "")
+            try:
+                shards = shard_io.list_objects(SHARD_PREFIX, ctx.params["shards"])
+                lats = [shard_io.omap_list(shard, 100, ctx.step_timeout(shard_io.timeout)) for shard in shards]
+            finally:
+                shard_io.close()
+            if lats:
+                out.append(Measurement(self.name, "index_list_latency", None, statistics.mean(lats), "seconds"))
+        return out
+
+    def cleanup(self, adapter: Any, io_factory: Any, scratch: Dict[str, Any], log: Any) -> None:
+        from .scratch import remove_objects_with_prefix
+
+        io = io_factory(scratch["pool"], scratch["namespace"])
+        try:
+            remove_objects_with_prefix(io, scratch["prefix"], log)
+        finally:
+            io.close()

@@ -1,0 +1,371 @@
+"""Starts, tracks, cancels and cleans up benchmark runs, the same way for every kind.
+
+Rules: a heavy round passes the guard first and runs alone; light probes run one per kind at a time;
+every run has a hard deadline and a cancel event; its scratch data is registered in the store before
+it is written and removed at the end, on cancel, and (for runs of a previous mgr) at start-up.
+"""
+
+import binascii
+import contextlib
+import os
+import threading
+import time
+from typing import Any, Callable, Dict, List, Optional
+
+from . import guard, schedule
+from .base import BenchError, Benchmark, Cancelled, Context
+from .baseline import judge
+from .net_ping import NetPing
+from .osd_bench import OsdBench
+from .planning import OsdInfo
+from .rados_latency import RadosLatency
+from .rbd_io import RbdIO
+from .results import Measurement
+from .rgw_index import RgwIndex
+from .store import BenchStore
+
+KINDS: Dict[str, Benchmark] = {k.name: k for k in (OsdBench(), RadosLatency(), RbdIO(), RgwIndex(), NetPing())}
+LIGHT_INTERVAL_OPTION = {"rados": "rados_probe_interval", "rgw": "rgw_probe_interval", "net": "net_probe_interval"}
+HEAVY_INTERVAL_OPTION = {"osd": "osd_bench_interval", "rbd": "rbd_bench_interval"}
+
+
+class Refused(Exception):
+    """The run may not start now; the message says why."""
+
+
+def is_heavy(kind: Benchmark, params: Dict[str, int]) -> bool:
+    check = getattr(kind, "is_heavy", None)
+    return bool(check(params)) if check else kind.heavy
+
+
+def new_run_id(kind: str, now: float) -> str:
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(now))
+    return "{}-{}-{}".format(kind, stamp, binascii.hexlify(os.urandom(2)).decode())
+
+
+class Run:
+    def __init__(
+        self, run_id: str, kind: str, heavy: bool, params: Dict[str, int], osds: List[int], trigger: str
+    ) -> None:
+        self.run_id = run_id
+        self.kind = kind
+        self.heavy = heavy
+        self.params = params
+        self.osds = osds
+        self.trigger = trigger
+        self.state = "running"
+        self.message = ""
+        self.progress = 0.0
+        self.started_at = time.time()
+        self.ended_at: Optional[float] = None
+        self.measurements: List[Measurement] = []
+        self.cancel = threading.Event()
+        self.thread: Optional[threading.Thread] = None
+
+    def to_dict(self, with_results: bool = True) -> Dict[str, Any]:
+        out: Dict[str, Any] = {
+            "run_id": self.run_id,
+            "kind": self.kind,
+            "heavy": self.heavy,
+            "trigger": self.trigger,
+            "params": self.params,
+            "osds": self.osds,
+            "state": self.state,
+            "message": self.message,
+            "progress": round(self.progress, 3),
+            "started_at": round(self.started_at, 3),
+            "ended_at": None if self.ended_at is None else round(self.ended_at, 3),
+        }
+        if with_results:
+            out["results"] = [m.to_dict() for m in self.measurements]
+        return out
+
+
+class Runner:
+    def __init__(
+        self,
+        adapter: Any,
+        io_factory: Callable[[str, str], Any],
+        store: BenchStore,
+        options: Callable[[], Dict[str, Any]],
+        log: Any,
+        progress: Any,
+        on_finished: Callable[[Run], None],
+    ) -> None:
+        self.adapter = adapter
+        self.io_factory = io_factory
+        self.store = store
+        self.options = options
+        self.log = log
+        self.progress = progress  # .update(ev_id, msg, fraction), .complete(ev_id), .fail(ev_id, msg)
+        self.on_finished = on_finished
+        self._lock = threading.Lock()
+        self.runs: Dict[str, Run] = {}  # running, and the last few finished
+        self.outcomes: Dict[str, int] = {}  # "kind/state" -> count, for metrics
+
+    # ----- starting -----------------------------------------------------------------------------
+
+    def start(
+        self, kind_name: str, osds: Optional[List[int]], params: Dict[str, Optional[int]], trigger: str = "command"
+    ) -> Run:
+        """Validate, guard and start a run in its own thread; ValueError for bad input, Refused for now-not."""
+        kind = KINDS.get(kind_name)
+        if kind is None:
+            raise ValueError("unknown kind {!r}; kinds: {}".format(kind_name, ", ".join(sorted(KINDS))))
+        clean = kind.validate(params)
+        heavy = is_heavy(kind, clean)
+        infos = self.adapter.osd_infos()
+        known = {o.id for o in infos}
+        if osds:
+            unknown = sorted(set(osds) - known)
+            if unknown:
+                raise ValueError(
+                    "no such OSD: {} (OSD ids are {}..{})".format(
+                        ", ".join("osd.{}".format(o) for o in unknown), min(known), max(known)
+                    )
+                )
+        plan = [o for o in infos if not osds or o.id in osds]
+        with self._lock:
+            busy = [
+                r for r in self.runs.values() if r.state == "running" and (r.kind == kind_name or (heavy and r.heavy))
+            ]
+            if busy:
+                raise Refused(
+                    "{} is still running: wait for it or `ceph perfwatch bench cancel {}`".format(
+                        busy[0].run_id, busy[0].run_id
+                    )
+                )
+            if heavy:
+                health, pg_states = self.adapter.cluster_state()
+                reasons = guard.refusal_reasons(health, pg_states, {o.id: o.up for o in infos}, [o.id for o in plan])
+                if reasons:
+                    raise Refused("heavy {} round refused: {}".format(kind_name, "; ".join(reasons)))
+            run = Run(new_run_id(kind_name, time.time()), kind_name, heavy, clean, [o.id for o in plan], trigger)
+            self.runs[run.run_id] = run
+            self._forget_old()
+        run.thread = threading.Thread(target=self._execute, args=(run, kind, plan), name="perfwatch-" + run.run_id)
+        run.thread.daemon = True
+        run.thread.start()
+        return run
+
+    def _forget_old(self) -> None:
+        finished = sorted((r for r in self.runs.values() if r.state != "running"), key=lambda r: r.started_at)
+        for run in finished[:-20]:
+            del self.runs[run.run_id]
+
+    # ----- running ------------------------------------------------------------------------------
+
+    def _context(self, run: Run, plan: List[OsdInfo], opts: Dict[str, Any]) -> Context:
+        ev_id = "perfwatch-" + run.run_id
+        last = [0.0]
+
+        def progress(fraction: float, message: str) -> None:
+            run.progress = max(run.progress, min(1.0, fraction))
+            if run.heavy and time.monotonic() - last[0] >= 1.0:
+                last[0] = time.monotonic()
+                self.progress.update(ev_id, "perfwatch {} bench: {}".format(run.kind, message), run.progress)
+
+        def register(entry: Dict[str, Any]) -> None:
+            self.store.add_scratch(run.run_id, run.kind, entry)
+
+        return Context(
+            run_id=run.run_id,
+            adapter=self.adapter,
+            io_factory=self.io_factory,
+            params=run.params,
+            osds=plan,
+            per_host=int(opts["max_osds_per_host"]),
+            deadline=time.monotonic() + float(opts["bench_deadline"]),
+            cancel=run.cancel,
+            progress=progress,
+            options=opts,
+            log=self.log,
+            register_scratch=register,
+            osd_latency_guard=self._latency_guard([o.id for o in plan], float(opts["abort_client_latency_ms"]) / 1000),
+        )
+
+    def _latency_guard(self, osds: List[int], threshold: float) -> Callable[[List[int]], Optional[str]]:
+        """Compares each OSD's client op latency now with the previous reading (the first at run start)."""
+        last: Dict[int, Dict[str, float]] = {}
+        for osd in osds:
+            # An OSD that cannot be read has no reading; the bench itself will fail on it.
+            with contextlib.suppress(Exception):
+                last[osd] = self.adapter.osd_op_latency(osd)
+
+        def check(batch: List[int]) -> Optional[str]:
+            for osd in batch:
+                try:
+                    now = self.adapter.osd_op_latency(osd)
+                except Exception:
+                    continue
+                before = last.get(osd)
+                last[osd] = now
+                if before and guard.client_latency_too_high(before, now, threshold):
+                    return "client op latency on osd.{} rose above {:.0f} ms".format(osd, threshold * 1000)
+            return None
+
+        return check
+
+    def _execute(self, run: Run, kind: Benchmark, plan: List[OsdInfo]) -> None:
+        opts = self.options()
+        ev_id = "perfwatch-" + run.run_id
+        if run.heavy:
+            self.progress.update(ev_id, "perfwatch {} bench starting".format(run.kind), 0.0)
+        try:
+            run.measurements = kind.run(self._context(run, plan, opts))
+            if not run.measurements:
+                raise BenchError("measured nothing")
+            run.state = "done"
+        except Cancelled:
+            run.state, run.message = "cancelled", "cancelled"
+        except BenchError as exc:
+            run.state, run.message = "failed", str(exc)
+        except Exception as exc:
+            self.log.exception("benchmark %s crashed", run.run_id)
+            run.state, run.message = "failed", "{}: {}".format(type(exc).__name__, exc)
+        run.ended_at = time.time()
+        self._cleanup_run(run.run_id)
+        if run.state == "done":
+            run.progress = 1.0
+            self._judge(run, opts)
+        if run.heavy:
+            if run.state == "done":
+                self.progress.complete(ev_id)
+            else:
+                self.progress.fail(ev_id, "perfwatch {} bench {}: {}".format(run.kind, run.state, run.message))
+        self.outcomes[run.kind + "/" + run.state] = self.outcomes.get(run.kind + "/" + run.state, 0) + 1
+        record = run.to_dict()
+        self.store.add_run(record)
+        log = self.log.info if run.state == "done" or not run.heavy else self.log.warning
+        log("benchmark %s %s%s", run.run_id, run.state, ": " + run.message if run.message else "")
+        self.on_finished(run)
+
+    def _judge(self, run: Run, opts: Dict[str, Any]) -> None:
+        classes = {o.id: o.device_class for o in self.adapter.osd_infos()}
+        verdicts = judge(
+            run.measurements,
+            self.store.baselines,
+            classes,
+            float(opts["regression_fraction"]),
+            int(opts["baseline_min_results"]),
+        )
+        for verdict in verdicts:
+            if verdict.regressed:
+                self.store.regressions[verdict.key] = dict(verdict._asdict(), run_id=run.run_id, at=run.ended_at)
+            else:
+                self.store.regressions.pop(verdict.key, None)
+        self.store.save_baselines()
+        self.store.save_regressions()
+
+    # ----- stopping and cleaning ----------------------------------------------------------------
+
+    def cancel(self, run_id: Optional[str] = None) -> List[str]:
+        with self._lock:
+            running = [r for r in self.runs.values() if r.state == "running"]
+        if run_id is not None:
+            running = [r for r in running if r.run_id == run_id]
+            if not running:
+                raise ValueError("no running benchmark {!r}".format(run_id))
+        for run in running:
+            run.cancel.set()
+        return [r.run_id for r in running]
+
+    def wait(self, run_ids: List[str], timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        for run_id in run_ids:
+            run = self.runs.get(run_id)
+            if run is not None and run.thread is not None:
+                run.thread.join(max(0.0, deadline - time.monotonic()))
+                if run.thread.is_alive():
+                    return False
+        return True
+
+    def _cleanup_run(self, run_id: str) -> bool:
+        item = self.store.scratch.get(run_id)
+        if item is None:
+            return True
+        kind = KINDS.get(item.get("kind", ""))
+        ok = True
+        for entry in item.get("entries", []):
+            try:
+                if kind is not None:
+                    kind.cleanup(self.adapter, self.io_factory, entry, self.log)
+            except Exception as exc:
+                ok = False
+                self.log.warning("cleanup of %s %s failed, will retry: %s", run_id, entry, exc)
+        if ok:
+            self.store.drop_scratch(run_id)
+        return ok
+
+    def cleanup_orphans(self) -> List[str]:
+        """Scratch of runs that are not running here (a previous mgr's, or a failed cleanup): remove it."""
+        with self._lock:
+            running = {r.run_id for r in self.runs.values() if r.state == "running"}
+        cleaned = []
+        for run_id in list(self.store.scratch):
+            if run_id not in running and self._cleanup_run(run_id):
+                cleaned.append(run_id)
+        return cleaned
+
+    # ----- schedule -----------------------------------------------------------------------------
+
+    def tick(self, now: float) -> List[str]:
+        """Start what is due; returns the run ids started."""
+        opts = self.options()
+        minute = time.localtime(now).tm_hour * 60 + time.localtime(now).tm_min
+        started = []
+        for kind, option in sorted(list(LIGHT_INTERVAL_OPTION.items()) + list(HEAVY_INTERVAL_OPTION.items())):
+            window = opts["heavy_bench_window"] if kind in HEAVY_INTERVAL_OPTION else ""
+            if not schedule.is_due(now, self.store.last_run.get(kind), float(opts[option]), minute, window):
+                continue
+            try:
+                started.append(self.start(kind, None, {}, trigger="schedule").run_id)
+            except Refused as exc:
+                self.log.debug("scheduled %s not started: %s", kind, exc)
+                self.store.last_run[kind] = now  # try again one interval later, not every tick
+            except Exception as exc:
+                self.log.warning("scheduled %s failed to start: %s", kind, exc)
+                self.store.last_run[kind] = now
+        return started
+
+    # ----- reports ------------------------------------------------------------------------------
+
+    def schedule(self) -> List[Dict[str, Any]]:
+        opts = self.options()
+        rows = []
+        for kind in sorted(KINDS):
+            option = LIGHT_INTERVAL_OPTION.get(kind) or HEAVY_INTERVAL_OPTION.get(kind)
+            rows.append(
+                {
+                    "kind": kind,
+                    "heavy": kind in HEAVY_INTERVAL_OPTION,
+                    "interval": float(opts[option]) if option else 0.0,
+                    "interval_option": option,
+                    "window": opts["heavy_bench_window"] if kind in HEAVY_INTERVAL_OPTION else "",
+                    "last_run": self.store.last_run.get(kind),
+                    "description": KINDS[kind].description,
+                }
+            )
+        return rows
+
+    def status(self) -> Dict[str, Any]:
+        with self._lock:
+            runs = sorted(self.runs.values(), key=lambda r: r.started_at)
+        return {
+            "running": [r.to_dict(with_results=False) for r in runs if r.state == "running"],
+            "recent": [r.to_dict(with_results=False) for r in runs if r.state != "running"][-10:],
+            "regressions": sorted(self.store.regressions),
+            "scratch_pending_cleanup": sorted(self.store.scratch),
+        }
+
+    def history(self, kind: Optional[str], osd: Optional[int], limit: int) -> List[Dict[str, Any]]:
+        kinds = [kind] if kind else sorted(KINDS)
+        records = [r for k in kinds for r in self.store.history(k)]
+        if osd is not None:
+            records = [
+                dict(r, results=[m for m in r["results"] if m.get("osd") == osd])
+                for r in records
+                if osd in r.get("osds", []) or any(m.get("osd") == osd for m in r.get("results", []))
+            ]
+        records.sort(key=lambda r: r.get("started_at", 0))
+        return records[-limit:]

@@ -1,0 +1,37 @@
+"""Where benchmarks may write: the scratch pool and namespace, created only when allowed."""
+
+from typing import Any, Dict, Tuple
+
+from .base import BenchError
+
+
+def scratch_location(options: Dict[str, Any]) -> Tuple[str, str]:
+    return str(options["scratch_pool"]), str(options["scratch_namespace"])
+
+
+def ensure_pool(adapter: Any, options: Dict[str, Any]) -> Tuple[int, int]:
+    """(pool id, pg_num) of the scratch pool; creates it when scratch_pool_create allows."""
+    pool, _ns = scratch_location(options)
+    found = adapter.pool(pool)
+    if found is None:
+        if not options["scratch_pool_create"]:
+            raise BenchError(
+                "scratch pool {!r} does not exist and scratch_pool_create is off: create it, "
+                "or set mgr/perfwatch/scratch_pool to a pool the module may write to".format(pool)
+            )
+        adapter.create_pool(pool, int(options["scratch_pool_pg_num"]), "perfwatch")
+        found = adapter.pool(pool)
+        if found is None:
+            raise BenchError("scratch pool {!r} was created but is not in the OSD map yet".format(pool))
+    return found
+
+
+def remove_objects_with_prefix(io: Any, prefix: str, log: Any) -> int:
+    """Remove every object of the namespace whose name starts with prefix; returns how many."""
+    removed = 0
+    for name in io.list_objects(prefix, limit=1000000):
+        io.remove(name)
+        removed += 1
+    if removed:
+        log.info("removed %d scratch objects %s*", removed, prefix)
+    return removed
