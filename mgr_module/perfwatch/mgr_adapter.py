@@ -49,7 +49,7 @@ class MgrAdapter(CephAdapter):
         try:
             return json.loads(result.outb)
         except ValueError as exc:
-            raise FetchError(REASON_DECODE, "osd.{}: {}".format(osd_id, exc)) from exc
+            raise FetchError(REASON_DECODE, "osd.{}: {} in answer {!r}".format(osd_id, exc, result.outb[:80])) from exc
 
     def rgw_counters(self) -> Dict[str, Dict[str, Dict[str, Any]]]:
         # Squid renamed get_all_perf_counters; feature-detect rather than parse versions.

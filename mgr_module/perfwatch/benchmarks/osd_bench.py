@@ -19,7 +19,9 @@ LIMIT_KEYS = (
 def read_limits(ctx: Context, osd_id: int) -> BenchLimits:
     values = []
     for key in LIMIT_KEYS:
-        answer = ctx.adapter.tell_osd(osd_id, {"prefix": "config get", "key": key}, ctx.step_timeout(10))
+        answer = ctx.adapter.tell_osd(
+            osd_id, {"prefix": "config get", "var": key, "format": "json"}, ctx.step_timeout(10)
+        )
         values.append(int(float(answer[key])))
     return BenchLimits(*values)
 
@@ -42,7 +44,7 @@ class OsdBench(Benchmark):
         ):
             ctx.check()
             total, block = clamp_osd_bench(total, block, limits)
-            cmd = {"prefix": "bench", "count": total, "size": block}
+            cmd = {"prefix": "bench", "count": total, "size": block, "format": "json"}
             answer = ctx.adapter.tell_osd(osd_id, cmd, ctx.step_timeout(limits.duration + 60))
             out.append(Measurement(self.name, metric, osd_id, float(answer[field]), unit))
         return out

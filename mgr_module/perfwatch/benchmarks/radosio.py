@@ -17,7 +17,7 @@ class _Waiter:
     and releases it exactly once, after librados has completed it: an op whose wait timed out is released
     by the late completion, never while librados may still use it."""
 
-    def __init__(self, keep: Any = None) -> None:
+    def __init__(self, keep: Optional[Tuple[Any, Any]] = None) -> None:
         self.event = threading.Event()
         self.result: Any = None
         self.keep = keep
@@ -40,8 +40,9 @@ class _Waiter:
 
     def _release(self) -> None:
         if self.keep is not None:
-            self.keep.release()
-            self.keep = None
+            op, _outputs = self.keep
+            op.release()
+            self.keep = None  # the outputs (omap iterators librados filled) may now be freed
 
 
 class RadosIO:
@@ -50,7 +51,11 @@ class RadosIO:
         self.timeout = timeout
 
     def _wait(
-        self, start: Callable[[Callable[..., None]], Any], what: str, timeout: Optional[float], keep: Any = None
+        self,
+        start: Callable[[Callable[..., None]], Any],
+        what: str,
+        timeout: Optional[float],
+        keep: Optional[Tuple[Any, Any]] = None,
     ) -> Tuple[float, Any]:
         waiter = _Waiter(keep)
         t0 = time.monotonic()
@@ -84,7 +89,9 @@ class RadosIO:
         op = rados.WriteOp()
         op.create()  # released by the waiter once librados is done with it
         build(op)
-        return self._wait(lambda cb: self.ioctx.operate_aio_write_op(op, obj, oncomplete=cb), what, timeout, op)[0]
+        return self._wait(
+            lambda cb: self.ioctx.operate_aio_write_op(op, obj, oncomplete=cb), what, timeout, (op, None)
+        )[0]
 
     def omap_set(self, obj: str, values: Dict[str, bytes], timeout: Optional[float] = None) -> float:
         keys, vals = tuple(values), tuple(values.values())
@@ -98,9 +105,13 @@ class RadosIO:
 
         op = rados.ReadOp()
         op.create()
-        self.ioctx.get_omap_keys(op, "", max_return)
+        # The returned iterator is where librados writes the answer: it must outlive the op's completion.
+        outputs = self.ioctx.get_omap_keys(op, "", max_return)
         return self._wait(
-            lambda cb: self.ioctx.operate_aio_read_op(op, obj, oncomplete=cb), "omap list " + obj, timeout, op
+            lambda cb: self.ioctx.operate_aio_read_op(op, obj, oncomplete=cb),
+            "omap list " + obj,
+            timeout,
+            (op, outputs),
         )[0]
 
     def omap_get(self, obj: str, keys: List[str], timeout: Optional[float] = None) -> float:
@@ -108,9 +119,9 @@ class RadosIO:
 
         op = rados.ReadOp()
         op.create()
-        self.ioctx.get_omap_vals_by_keys(op, tuple(keys))
+        outputs = self.ioctx.get_omap_vals_by_keys(op, tuple(keys))  # must outlive the completion, as above
         return self._wait(
-            lambda cb: self.ioctx.operate_aio_read_op(op, obj, oncomplete=cb), "omap get " + obj, timeout, op
+            lambda cb: self.ioctx.operate_aio_read_op(op, obj, oncomplete=cb), "omap get " + obj, timeout, (op, outputs)
         )[0]
 
     def list_objects(self, prefix: str, limit: int) -> List[str]:

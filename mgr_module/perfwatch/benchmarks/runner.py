@@ -207,38 +207,48 @@ class Runner:
         return check
 
     def _execute(self, run: Run, kind: Benchmark, plan: List[OsdInfo]) -> None:
+        """Run, clean up, judge, record; only then publish the final state, so a run seen as finished
+        has its scratch removed and its results in the history and the metrics."""
         opts = self.options()
         ev_id = "perfwatch-" + run.run_id
         if run.heavy:
             self.progress.update(ev_id, "perfwatch {} bench starting".format(run.kind), 0.0)
+        state, message = "done", ""
         try:
             run.measurements = kind.run(self._context(run, plan, opts))
             if not run.measurements:
                 raise BenchError("measured nothing")
-            run.state = "done"
         except Cancelled:
-            run.state, run.message = "cancelled", "cancelled"
+            state, message = "cancelled", "cancelled"
         except BenchError as exc:
-            run.state, run.message = "failed", str(exc)
+            state, message = "failed", str(exc)
         except Exception as exc:
             self.log.exception("benchmark %s crashed", run.run_id)
-            run.state, run.message = "failed", "{}: {}".format(type(exc).__name__, exc)
+            state, message = "failed", "{}: {}".format(type(exc).__name__, exc)
         run.ended_at = time.time()
+        run.message = message
         self._cleanup_run(run.run_id)
-        if run.state == "done":
+        if state == "done":
             run.progress = 1.0
             self._judge(run, opts)
+        else:
+            run.measurements = []
         if run.heavy:
-            if run.state == "done":
+            if state == "done":
                 self.progress.complete(ev_id)
             else:
-                self.progress.fail(ev_id, "perfwatch {} bench {}: {}".format(run.kind, run.state, run.message))
-        self.outcomes[run.kind + "/" + run.state] = self.outcomes.get(run.kind + "/" + run.state, 0) + 1
+                self.progress.fail(ev_id, "perfwatch {} bench {}: {}".format(run.kind, state, message))
+        key = run.kind + "/" + state
+        self.outcomes[key] = self.outcomes.get(key, 0) + 1
         record = run.to_dict()
+        record["state"] = state
         self.store.add_run(record)
-        log = self.log.info if run.state == "done" or not run.heavy else self.log.warning
-        log("benchmark %s %s%s", run.run_id, run.state, ": " + run.message if run.message else "")
-        self.on_finished(run)
+        try:
+            self.on_finished(run)
+        finally:
+            run.state = state
+        log = self.log.info if state == "done" or not run.heavy else self.log.warning
+        log("benchmark %s %s%s", run.run_id, state, ": " + message if message else "")
 
     def _judge(self, run: Run, opts: Dict[str, Any]) -> None:
         classes = {o.id: o.device_class for o in self.adapter.osd_infos()}

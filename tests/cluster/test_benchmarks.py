@@ -1,0 +1,255 @@
+"""Benchmarks against the session lab: every kind, the guard, cancel, failover cleanup, bad input,
+and a throttled OSD raising PERFWATCH_BENCH_REGRESSION."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+import urllib.request
+from collections.abc import Iterator
+
+import pytest
+
+from lab.cephcli import CephCommandError
+
+from .blkio import write_bps_limit
+from .labutil import LabHandle, run_lab, wait_until
+
+INTERVAL = 5
+SCRATCH_POOL, SCRATCH_NS = "perfwatch", "perfwatch"
+
+
+@pytest.fixture(scope="module")
+def bench(lab: LabHandle) -> Iterator[LabHandle]:
+    lab.ceph("config", "set", "mgr", "mgr/perfwatch/collect_interval", str(INTERVAL), as_json=False)
+    wait_until(lambda: lab.ceph("perfwatch", "bench", "status") is not None, 60, "bench commands answer")
+    yield lab
+    lab.ceph("config", "set", "mgr", "mgr/perfwatch/collect_interval", "30", as_json=False)
+    lab.ceph("config", "rm", "mgr", "mgr/perfwatch/collect_interval", as_json=False)
+
+
+def start(lab: LabHandle, *args: str) -> str:
+    return lab.ceph("perfwatch", "bench", "run", *args)["run_id"]
+
+
+def finished(lab: LabHandle, run_id: str, timeout: float = 120) -> dict:
+    def done() -> dict | None:
+        status = lab.ceph("perfwatch", "bench", "status")
+        for run in status["recent"]:
+            if run["run_id"] == run_id:
+                return run
+        return None
+
+    return wait_until(done, timeout, f"{run_id} to finish", 0.5)
+
+
+def results(lab: LabHandle, run_id: str) -> list[dict]:
+    kind = run_id.split("-", 1)[0]
+    for run in lab.ceph("perfwatch", "bench", "history", "--kind", kind, "--limit", "50"):
+        if run["run_id"] == run_id:
+            return run["results"]
+    raise AssertionError(f"{run_id} not in history")
+
+
+def metrics(lab: LabHandle) -> str:
+    active = lab.ceph("mgr", "stat")["active_name"]
+    with urllib.request.urlopen(lab.lab.module_urls()[active] + "metrics", timeout=10) as resp:
+        return resp.read().decode()
+
+
+def scratch_objects(lab: LabHandle, prefix: str) -> list[str]:
+    proc = subprocess.run(
+        ["rados", "-c", str(lab.conf), "-p", SCRATCH_POOL, "-N", SCRATCH_NS, "ls"],
+        capture_output=True, text=True, check=False, timeout=30,
+    )  # fmt: skip
+    return [o for o in proc.stdout.split() if o.startswith(prefix)]
+
+
+def scratch_images(lab: LabHandle) -> list[str]:
+    proc = subprocess.run(
+        ["rbd", "-c", str(lab.conf), "-p", SCRATCH_POOL, "ls"], capture_output=True, text=True, check=False, timeout=30
+    )
+    return proc.stdout.split()
+
+
+def make_bucket(lab: LabHandle) -> None:
+    import boto3
+
+    user = subprocess.run(
+        ["radosgw-admin", "-c", str(lab.conf), "user", "create", "--uid", "pwtest", "--display-name", "perfwatch test"],
+        capture_output=True, text=True, check=False, timeout=60,
+    )  # fmt: skip
+    if user.returncode != 0:  # already there from an earlier test in this session
+        user = subprocess.run(
+            ["radosgw-admin", "-c", str(lab.conf), "user", "info", "--uid", "pwtest"],
+            capture_output=True, text=True, check=True, timeout=60,
+        )  # fmt: skip
+    key = json.loads(user.stdout)["keys"][0]
+    s3 = boto3.client(
+        "s3", endpoint_url=lab.lab.rgw_url(), aws_access_key_id=key["access_key"],
+        aws_secret_access_key=key["secret_key"], region_name="us-east-1",
+    )  # fmt: skip
+    s3.create_bucket(Bucket="pwtest-index")
+    for i in range(20):
+        s3.put_object(Bucket="pwtest-index", Key=f"obj-{i}", Body=b"x")
+
+
+@pytest.mark.parametrize(
+    ("args", "kind", "metrics_expected"),
+    [
+        (("--kind", "osd"), "osd", ["write_iops_4k", "write_throughput_4m"]),
+        (("--kind", "rados"), "rados", ["write_latency", "read_latency"]),
+        (("--kind", "rados", "--seconds", "2"), "rados", ["write_iops_4k", "read_iops_4k"]),
+        (("--kind", "rbd", "--seconds", "2"), "rbd", ["write_iops_4k", "read_iops_4k", "write_latency_mean"]),
+        (("--kind", "net"), "net", ["ping_back"]),  # front too where the mgr has it (not always early on)
+        (("--kind", "rgw"), "rgw", ["omap_set_latency", "omap_list_latency", "index_list_latency"]),
+    ],
+)
+def test_each_kind_runs_and_its_metrics_appear(
+    bench: LabHandle, args: tuple[str, ...], kind: str, metrics_expected: list[str]
+) -> None:
+    if kind == "rgw":
+        make_bucket(bench)
+    wait_until(lambda: not bench.ceph("perfwatch", "bench", "status")["running"], 60, "no run in progress")
+    run_id = start(bench, *args)
+    run = finished(bench, run_id)
+    assert run["state"] == "done", run
+    got = {r["metric"] for r in results(bench, run_id)}
+    assert set(metrics_expected) <= got, got
+    per_osd = {r["osd"] for r in results(bench, run_id) if r["metric"] == metrics_expected[0]}
+    if kind in ("osd", "net") or args == ("--kind", "rados"):
+        assert per_osd == {o.id for o in bench.lab.topo.osds}, per_osd
+    text = wait_until(
+        lambda: (t := metrics(bench)) and f'kind="{kind}",metric="{metrics_expected[0]}"' in t and t,
+        INTERVAL * 4,
+        f"{kind} results on /metrics",
+    )
+    assert f'ceph_perfwatch_bench_last_run_timestamp_seconds{{kind="{kind}"}}' in text
+    assert scratch_objects(bench, run_id) == [] and scratch_images(bench) == []
+
+
+def test_probe_latencies_are_histograms(bench: LabHandle) -> None:
+    run = finished(bench, start(bench, "--kind", "rados"))
+    assert run["state"] == "done"
+    text = wait_until(
+        lambda: (t := metrics(bench)) and "ceph_perfwatch_bench_probe_latency_seconds_bucket" in t and t,
+        INTERVAL * 4,
+        "probe histograms",
+    )
+    assert (
+        'ceph_perfwatch_bench_probe_latency_seconds_bucket{ceph_daemon="osd.0",kind="rados",metric="write_latency",le="+Inf"}'
+        in text
+    )
+    proc = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--kind", "rados", "--queue-depth", "1000"), "queue_depth must be between 1 and 64"),
+        (("--kind", "osd", "--writes-4k", "5"), "writes_4k must be between 100 and 1000000"),
+        (("--kind", "osd", "--osd", "99"), "no such OSD: osd.99"),
+        (("--kind", "nope"), "unknown kind 'nope'"),
+        (("--kind", "net", "--seconds", "3"), "net takes no parameter 'seconds'"),
+    ],
+)
+def test_out_of_range_arguments_are_einval_naming_the_limit(
+    bench: LabHandle, args: tuple[str, ...], message: str
+) -> None:
+    with pytest.raises(CephCommandError) as refused:
+        bench.ceph("perfwatch", "bench", "run", *args, as_json=False)
+    assert refused.value.returncode == 22 and message in refused.value.stderr, refused.value.stderr
+
+
+def test_history_limit_out_of_range_is_einval(bench: LabHandle) -> None:
+    with pytest.raises(CephCommandError) as refused:
+        bench.ceph("perfwatch", "bench", "history", "--limit", "0", as_json=False)
+    assert refused.value.returncode == 22 and "between 1 and 1000" in refused.value.stderr
+
+
+def test_a_heavy_round_is_refused_while_an_osd_is_down(bench: LabHandle) -> None:
+    assert run_lab(bench.dir, "stop", "osd.2").returncode == 0
+    try:
+        wait_until(lambda: bench.ceph("osd", "stat")["num_up_osds"] == 2, 60, "osd.2 down in the map")
+        with pytest.raises(CephCommandError) as refused:
+            bench.ceph("perfwatch", "bench", "run", "--kind", "osd", as_json=False)
+        assert refused.value.returncode == 16, refused.value  # EBUSY
+        assert "heavy osd round refused" in refused.value.stderr and "down: osd.2" in refused.value.stderr
+    finally:
+        assert run_lab(bench.dir, "start", "osd.2").returncode == 0
+    wait_until(lambda: bench.lab.pgs_clean() and bench.ceph("health")["status"] == "HEALTH_OK", 120, "clean again")
+
+
+@pytest.mark.parametrize("kind", ["rados", "rbd"])
+def test_cancel_stops_a_round_within_5_s_and_leaves_no_scratch(bench: LabHandle, kind: str) -> None:
+    wait_until(lambda: not bench.ceph("perfwatch", "bench", "status")["running"], 60, "no run in progress")
+    run_id = start(bench, "--kind", kind, "--seconds", "60")
+    if kind == "rados":
+        wait_until(lambda: scratch_objects(bench, run_id), 20, "scratch objects written")
+    else:
+        wait_until(lambda: scratch_images(bench), 20, "scratch image created")
+        time.sleep(1)
+    t0 = time.monotonic()
+    answer = bench.ceph("perfwatch", "bench", "cancel", run_id)
+    elapsed = time.monotonic() - t0
+    assert answer == {"cancelled": [run_id], "stopped": True}
+    assert elapsed < 5, f"cancel took {elapsed:.1f} s"
+    run = finished(bench, run_id, 10)
+    assert run["state"] == "cancelled"
+    assert scratch_objects(bench, run_id) == [] and scratch_images(bench) == []
+    assert run_id not in bench.ceph("perfwatch", "bench", "status")["scratch_pending_cleanup"]
+
+
+def test_a_new_active_mgr_removes_orphaned_scratch_and_keeps_history(bench: LabHandle) -> None:
+    wait_until(lambda: not bench.ceph("perfwatch", "bench", "status")["running"], 60, "no run in progress")
+    history_before = bench.ceph("perfwatch", "bench", "history", "--kind", "osd", "--limit", "50")
+    baselines_before = json.loads(bench.ceph("config-key", "get", "mgr/perfwatch/bench/baselines", as_json=False))
+    assert history_before and baselines_before
+    old = bench.ceph("mgr", "stat")["active_name"]
+    run_id = start(bench, "--kind", "rados", "--seconds", "120")
+    wait_until(lambda: len(scratch_objects(bench, run_id)) > 10, 30, "scratch objects written")
+    assert run_lab(bench.dir, "stop", "--kill", f"mgr.{old}").returncode == 0
+    try:
+        new = next(m for m in bench.lab.config.mgrs if m != old)
+        wait_until(lambda: bench.ceph("mgr", "stat")["active_name"] == new, 60, f"mgr.{new} active")
+        wait_until(lambda: scratch_objects(bench, run_id) == [], 60, "orphaned scratch removed by the new mgr")
+        assert bench.ceph("perfwatch", "bench", "history", "--kind", "osd", "--limit", "50") == history_before
+        after = json.loads(bench.ceph("config-key", "get", "mgr/perfwatch/bench/baselines", as_json=False))
+        assert {k: v for k, v in after.items() if k.startswith("osd/")} == {
+            k: v for k, v in baselines_before.items() if k.startswith("osd/")
+        }
+        assert run_id not in bench.ceph("perfwatch", "bench", "status")["scratch_pending_cleanup"]
+    finally:
+        assert run_lab(bench.dir, "start", f"mgr.{old}").returncode == 0
+    wait_until(lambda: bench.ceph("mgr", "stat")["num_standby"] == 1, 60, "the old mgr back as standby")
+
+
+def test_a_throttled_osd_raises_the_regression_check_and_clearing_it_clears_it(bench: LabHandle) -> None:
+    victim = 1
+    for _ in range(3):  # enough results for a baseline (baseline_min_results is 3)
+        assert finished(bench, start(bench, "--kind", "osd", "--osd", str(victim), "--mib-4m", "32"))["state"] == "done"
+    pid = bench.lab.state.daemons[f"osd.{victim}"].pid
+    dev = bench.lab.state.loops[str(victim)]
+    with write_bps_limit(pid, dev, 8 * 1024 * 1024, "pwtest-throttle"):
+        run = finished(bench, start(bench, "--kind", "osd", "--osd", str(victim), "--mib-4m", "32"))
+        assert run["state"] == "done", run
+        throttled = {r["metric"]: r["value"] for r in results(bench, run["run_id"])}
+        print(f"\nthrottled osd.{victim}: {throttled}")
+        # The mgr passes its modules' health checks to the mon on its next report: a few seconds.
+        check = wait_until(
+            lambda: bench.ceph("health", "detail")["checks"].get("PERFWATCH_BENCH_REGRESSION"),
+            30,
+            "PERFWATCH_BENCH_REGRESSION raised",
+        )
+        assert f"osd.{victim}" in check["summary"]["message"]
+        assert any(f"osd/write_throughput_4m/osd.{victim}" in d["message"] for d in check["detail"])
+    run = finished(bench, start(bench, "--kind", "osd", "--osd", str(victim), "--mib-4m", "32"))
+    assert run["state"] == "done"
+    print(f"unthrottled osd.{victim}: { {r['metric']: r['value'] for r in results(bench, run['run_id'])} }")
+    wait_until(
+        lambda: "PERFWATCH_BENCH_REGRESSION" not in bench.ceph("health", "detail")["checks"],
+        30,
+        "PERFWATCH_BENCH_REGRESSION cleared",
+    )
