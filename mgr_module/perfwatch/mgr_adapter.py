@@ -1,7 +1,9 @@
 """CephAdapter inside ceph-mgr: tell commands through send_command, maps and counters through get().
 
 At most one request per OSD is outstanding: a request that timed out stays registered until the OSD
-answers it, and until then that OSD is reported busy instead of being sent another.
+answers it, and until then that OSD is reported busy instead of being sent another. A request with no
+answer after three timeouts (at least 30 s) is given up, so one lost request cannot silence an OSD for
+good; outstanding requests per OSD stay bounded all the same.
 """
 
 import json
@@ -21,7 +23,7 @@ class MgrAdapter(CephAdapter):
         self.module = module
         self.timeout = timeout  # the request_timeout option, read at each call
         self._lock = threading.Lock()
-        self._outstanding: Dict[int, CommandResult] = {}
+        self._outstanding: Dict[int, Tuple[CommandResult, float]] = {}  # osd -> (request, sent at)
 
     def osds(self) -> List[Tuple[int, bool]]:
         osd_map = self.module.get("osd_map") or {}
@@ -29,20 +31,23 @@ class MgrAdapter(CephAdapter):
 
     def outstanding(self) -> int:
         with self._lock:
-            return sum(1 for r in self._outstanding.values() if not r.ev.is_set())
+            return sum(1 for r, _sent in self._outstanding.values() if not r.ev.is_set())
 
     def tell_osd(self, osd_id: int, command: Dict[str, Any], timeout: float) -> Any:
         with self._lock:
             previous = self._outstanding.get(osd_id)
-            if previous is not None and not previous.ev.is_set():
-                raise FetchError(REASON_BUSY, "osd.{} has not answered an earlier request".format(osd_id))
+            if previous is not None and not previous[0].ev.is_set():
+                waited = time.monotonic() - previous[1]
+                if waited < max(3 * timeout, 30.0):
+                    raise FetchError(REASON_BUSY, "osd.{} has not answered an earlier request".format(osd_id))
+                self.module.log.warning("osd.%d never answered a request sent %.0f s ago; giving it up", osd_id, waited)
             result = CommandResult("")
-            self._outstanding[osd_id] = result
+            self._outstanding[osd_id] = (result, time.monotonic())
         self.module.send_command(result, "osd", str(osd_id), json.dumps(command), "")
         if not result.ev.wait(timeout):
             raise FetchError(REASON_TIMEOUT, "osd.{}: no answer in {:.0f} s".format(osd_id, timeout))
         with self._lock:
-            if self._outstanding.get(osd_id) is result:
+            if self._outstanding.get(osd_id, (None, 0.0))[0] is result:
                 del self._outstanding[osd_id]
         if result.r != 0:
             raise FetchError(REASON_ERROR, "osd.{}: {} {}".format(osd_id, result.r, result.outs.strip()))

@@ -94,12 +94,21 @@ class Module(MgrModule):
         self.log.info("perfwatch %s starting on mgr.%s", __version__, self.get_mgr_id())
         self.config_notify()
         self._wake.clear()
+        # Two adapters: each keeps its own "one outstanding request per OSD" registry, so a benchmark's
+        # long `bench` tell never makes the collector's `perf dump` of that OSD count as busy, or back.
         adapter = MgrAdapter(self, lambda: float(self._config["request_timeout"]))
+        bench_adapter = MgrAdapter(self, lambda: float(self._config["request_timeout"]))
         store = BenchStore(
             self.get_store, self.set_store, int(self._config["history_limit"]), int(self._config["baseline_window"])
         )
         self.runner = Runner(
-            adapter, adapter.open_io, store, lambda: dict(self._config), self.log, _Progress(self), self._bench_finished
+            bench_adapter,
+            bench_adapter.open_io,
+            store,
+            lambda: dict(self._config),
+            self.log,
+            _Progress(self),
+            self._bench_finished,
         )
         self._load_last_results(store)
         self._update_health()

@@ -191,6 +191,12 @@ def test_cancel_stops_a_round_within_5_s_and_leaves_no_scratch(bench: LabHandle,
     else:
         wait_until(lambda: scratch_images(bench), 20, "scratch image created")
         time.sleep(1)
+    event = wait_until(
+        lambda: next((e for e in bench.ceph("progress", "json")["events"] if e["id"] == "perfwatch-" + run_id), None),
+        15,
+        "the round in ceph progress",
+    )
+    assert f"perfwatch {kind} bench" in event["message"] and 0 <= event["progress"] <= 1
     t0 = time.monotonic()
     answer = bench.ceph("perfwatch", "bench", "cancel", run_id)
     elapsed = time.monotonic() - t0
@@ -204,6 +210,7 @@ def test_cancel_stops_a_round_within_5_s_and_leaves_no_scratch(bench: LabHandle,
 
 def test_a_new_active_mgr_removes_orphaned_scratch_and_keeps_history(bench: LabHandle) -> None:
     wait_until(lambda: not bench.ceph("perfwatch", "bench", "status")["running"], 60, "no run in progress")
+    assert finished(bench, start(bench, "--kind", "osd"))["state"] == "done"  # history and baselines to keep
     history_before = bench.ceph("perfwatch", "bench", "history", "--kind", "osd", "--limit", "50")
     baselines_before = json.loads(bench.ceph("config-key", "get", "mgr/perfwatch/bench/baselines", as_json=False))
     assert history_before and baselines_before

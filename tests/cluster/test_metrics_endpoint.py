@@ -41,7 +41,10 @@ def value(fams: dict[str, list], family: str, daemon: str, suffix: str = "", **l
         and s.labels.get("ceph_daemon") == daemon
         and all(s.labels.get(k) == v for k, v in labels.items())
     ]
-    assert len(matches) == 1, (family, daemon, labels, matches)
+    errors = [
+        (s.labels, s.value) for s in fams.get("ceph_perfwatch_fetch_errors", []) if s.labels["ceph_daemon"] == daemon
+    ]
+    assert len(matches) == 1, (family, daemon, labels, matches, "fetch errors:", errors)
     return matches[0]
 
 
@@ -156,6 +159,10 @@ def test_metrics_table_command(lab: LabHandle, endpoint: Endpoint) -> None:
     rows = lab.ceph("perfwatch", "metrics")
     assert [r["daemon"] for r in rows] == [f"osd.{o.id}" for o in lab.lab.topo.osds]
     for row in rows:
+        assert row["onode_hit_ratio"] is not None, (
+            row,
+            families(fetch(endpoint.url)).get("ceph_perfwatch_fetch_errors"),
+        )
         assert 0 <= row["onode_hit_ratio"] <= 1
         assert row["db_used_bytes"] > 0
         assert row["age_seconds"] < INTERVAL * 3

@@ -1,0 +1,194 @@
+"""The runner's rules with a fake adapter and a fake kind: guard, one heavy at a time, cancel and
+cleanup, orphans, history before "finished", regressions, the schedule."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import pytest
+
+from perfwatch import options
+from perfwatch.benchmarks import runner as runner_mod
+from perfwatch.benchmarks.base import Benchmark, Context, ParamSpec
+from perfwatch.benchmarks.planning import OsdInfo
+from perfwatch.benchmarks.results import Measurement
+from perfwatch.benchmarks.runner import Refused, Runner
+from perfwatch.benchmarks.store import BenchStore
+
+
+class FakeAdapter:
+    def __init__(self) -> None:
+        self.health = "HEALTH_OK"
+        self.pgs = {"active+clean": 32}
+        self.up = {0: True, 1: True, 2: True}
+
+    def osd_infos(self) -> list[OsdInfo]:
+        return [OsdInfo(i, f"host{i}", up, "ssd") for i, up in self.up.items()]
+
+    def cluster_state(self) -> tuple[str, dict[str, int]]:
+        return self.health, dict(self.pgs)
+
+    def osd_op_latency(self, osd_id: int) -> dict[str, float]:
+        return {"sum": 0.0, "avgcount": 0.0}
+
+
+class FakeKind(Benchmark):
+    name = "fake"
+    heavy = True
+    params = (ParamSpec("value", 100, 1, 1000, "the IOPS each OSD reports"),)
+
+    def __init__(self) -> None:
+        self.release = threading.Event()
+        self.release.set()
+        self.cleaned: list[dict] = []
+        self.fail_cleanup = False
+
+    def run(self, ctx: Context) -> list[Measurement]:
+        ctx.register_scratch({"prefix": ctx.run_id})
+        while not self.release.wait(0.01):
+            ctx.check()
+        return [Measurement("fake", "iops", o.id, float(ctx.params["value"]), "iops") for o in ctx.osds]
+
+    def cleanup(self, adapter: Any, io_factory: Any, scratch: dict, log: Any) -> None:
+        if self.fail_cleanup:
+            raise RuntimeError("pool unreachable")
+        self.cleaned.append(scratch)
+
+
+class Progress:
+    def __init__(self) -> None:
+        self.events: list[tuple] = []
+
+    def update(self, *a: Any) -> None:
+        self.events.append(("update", *a))
+
+    def complete(self, *a: Any) -> None:
+        self.events.append(("complete", *a))
+
+    def fail(self, *a: Any) -> None:
+        self.events.append(("fail", *a))
+
+
+class Log:
+    def __getattr__(self, name: str) -> Any:
+        return lambda *a, **k: None
+
+
+@pytest.fixture
+def env(monkeypatch: pytest.MonkeyPatch) -> dict:
+    kind = FakeKind()
+    monkeypatch.setitem(runner_mod.KINDS, "fake", kind)
+    kv: dict[str, str] = {}
+    opts = options.defaults()
+    store = BenchStore(kv.get, lambda k, v: kv.__setitem__(k, v), 10, 10)
+    adapter = FakeAdapter()
+    progress = Progress()
+    finished: list = []
+    r = Runner(adapter, lambda p, n: None, store, lambda: opts, Log(), progress, finished.append)
+    return {"runner": r, "kind": kind, "adapter": adapter, "store": store, "kv": kv, "opts": opts,
+            "progress": progress, "finished": finished}  # fmt: skip
+
+
+def wait_done(r: Runner, run_id: str) -> runner_mod.Run:
+    run = r.runs[run_id]
+    assert run.thread is not None
+    run.thread.join(5)
+    assert run.state != "running"
+    return run
+
+
+def test_a_heavy_round_is_refused_with_every_reason(env: dict) -> None:
+    env["adapter"].health = "HEALTH_ERR"
+    env["adapter"].pgs = {"active+clean": 30, "active+recovering": 2}
+    env["adapter"].up[1] = False
+    with pytest.raises(Refused) as refused:
+        env["runner"].start("fake", None, {})
+    text = str(refused.value)
+    assert "HEALTH_ERR" in text and "2 of 32 PGs" in text and "recovery" in text and "down: osd.1" in text
+    assert env["runner"].runs == {}
+
+
+def test_bad_input_is_a_value_error_naming_the_limit(env: dict) -> None:
+    with pytest.raises(ValueError, match="value must be between 1 and 1000"):
+        env["runner"].start("fake", None, {"value": 5000})
+    with pytest.raises(ValueError, match=r"no such OSD: osd\.9"):
+        env["runner"].start("fake", [9], {})
+    with pytest.raises(ValueError, match="unknown kind"):
+        env["runner"].start("nope", None, {})
+
+
+def test_one_heavy_round_at_a_time_and_cancel_cleans_up(env: dict) -> None:
+    env["kind"].release.clear()
+    first = env["runner"].start("fake", None, {})
+    with pytest.raises(Refused, match="still running"):
+        env["runner"].start("fake", None, {})
+    assert env["runner"].cancel(first.run_id) == [first.run_id]
+    run = wait_done(env["runner"], first.run_id)
+    assert run.state == "cancelled"
+    assert env["kind"].cleaned == [{"prefix": first.run_id}]
+    assert env["store"].scratch == {}
+    assert env["progress"].events[-1][0] == "fail"
+    assert env["store"].history("fake")[-1]["state"] == "cancelled"
+
+
+def test_a_finished_run_is_in_the_history_before_it_shows_as_finished(env: dict) -> None:
+    seen: list[str] = []
+    env["runner"].on_finished = lambda run: seen.append(run.state)
+    run = wait_done(env["runner"], env["runner"].start("fake", None, {}).run_id)
+    assert seen == ["running"], "callbacks run before the state is published"
+    assert run.state == "done"
+    record = env["store"].history("fake")[-1]
+    assert record["run_id"] == run.run_id and len(record["results"]) == 3
+    assert env["progress"].events[-1] == ("complete", "perfwatch-" + run.run_id)
+
+
+def test_results_far_below_baseline_are_regressions_until_they_recover(env: dict) -> None:
+    r = env["runner"]
+    for _ in range(3):
+        wait_done(r, r.start("fake", None, {"value": 1000}).run_id)
+    assert env["store"].regressions == {}
+    wait_done(r, r.start("fake", [1], {"value": 100}).run_id)
+    assert set(env["store"].regressions) == {"fake/iops/osd.1"}
+    wait_done(r, r.start("fake", [1], {"value": 900}).run_id)
+    assert env["store"].regressions == {}
+    assert env["kv"]["bench/regressions"] == "{}"
+
+
+def test_scratch_of_a_previous_mgr_is_removed_and_a_failed_cleanup_is_retried(env: dict) -> None:
+    env["store"].add_scratch("fake-old-1", "fake", {"prefix": "fake-old-1"})
+    env["kind"].fail_cleanup = True
+    assert env["runner"].cleanup_orphans() == []
+    assert "fake-old-1" in env["store"].scratch
+    env["kind"].fail_cleanup = False
+    assert env["runner"].cleanup_orphans() == ["fake-old-1"]
+    assert env["store"].scratch == {} and env["kind"].cleaned == [{"prefix": "fake-old-1"}]
+
+
+def test_the_store_survives_a_new_runner(env: dict) -> None:
+    wait_done(env["runner"], env["runner"].start("fake", None, {}).run_id)
+    again = BenchStore(env["kv"].get, lambda k, v: env["kv"].__setitem__(k, v), 10, 10)
+    assert again.history("fake")[-1]["state"] == "done"
+    assert again.baselines.history["fake/iops/osd.0"] == [100.0]
+
+
+def test_the_schedule_starts_light_kinds_and_leaves_heavy_ones_on_command(
+    env: dict, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    started: list[str] = []
+
+    def fake_start(kind: str, osds: Any, params: dict, trigger: str = "command") -> Any:
+        started.append(kind)
+        run = runner_mod.Run(kind + "-x", kind, False, {}, [], trigger)
+        return run
+
+    monkeypatch.setattr(env["runner"], "start", fake_start)
+    env["runner"].tick(time.time())
+    assert sorted(started) == ["net", "rados", "rgw"]
+    env["opts"]["osd_bench_interval"] = 3600
+    env["opts"]["rados_probe_interval"] = 0
+    started.clear()
+    env["store"].last_run.update({"net": time.time(), "rgw": time.time()})
+    env["runner"].tick(time.time())
+    assert started == ["osd"]
