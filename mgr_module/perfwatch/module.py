@@ -54,7 +54,7 @@ class Module(MgrModule):
         """Re-read our options; called by the mgr whenever `ceph config set mgr mgr/perfwatch/...` changes."""
         for name in options.defaults():
             self._config[name] = options.coerce(name, self.get_module_option(name))
-        self.log.debug("options now %s", self._config)
+        self.log.debug("options now %s", options.redacted(self._config))
         self._wake.set()  # a new interval or endpoint takes effect now, not after the old interval
 
     def is_active_mgr(self) -> bool:
@@ -282,7 +282,7 @@ class Module(MgrModule):
             mgr_id=self.get_mgr_id(),
             active=self.is_active_mgr(),
             ceph_version=self.version,
-            options=dict(self._config),
+            options=options.redacted(self._config),
             started_at=self._started_at,
             loop_passes=self._passes,
             last_pass_at=self._last_pass_at,

@@ -140,8 +140,51 @@ BENCH_OPTIONS: List[OptionSpec] = [
     _int("baseline_window", 10, 3, 100, "Results per OSD, kind and metric in the rolling median baseline"),
     _int("baseline_min_results", 3, 1, 100, "Results needed before a baseline is used"),
     _int("history_limit", 50, 1, 1000, "Runs kept per kind in the history"),
+    {
+        "name": "rgw_s3_endpoint",
+        "type": "str",
+        "default": "",
+        "runtime": True,
+        "desc": "S3 endpoint (http://host:port) for the rgw probe's PUT and LIST; empty: omap probe only",
+    },
+    {
+        "name": "rgw_s3_access_key",
+        "type": "str",
+        "default": "",
+        "runtime": True,
+        "desc": "Access key of the S3 user the rgw probe signs with (never shown)",
+    },
+    {
+        "name": "rgw_s3_secret_key",
+        "type": "str",
+        "default": "",
+        "runtime": True,
+        "desc": "Secret key of that S3 user (never shown, logged or exported)",
+    },
+    {
+        "name": "rgw_s3_bucket",
+        "type": "str",
+        "default": "perfwatch-probe",
+        "runtime": True,
+        "desc": "Bucket the rgw probe writes its small objects to (created if missing)",
+    },
+    {
+        "name": "rgw_s3_region",
+        "type": "str",
+        "default": "us-east-1",
+        "runtime": True,
+        "desc": "Region name used in S3 request signatures",
+    },
 ]
 OPTIONS.extend(BENCH_OPTIONS)
+
+SECRET_OPTIONS = ("rgw_s3_access_key", "rgw_s3_secret_key")
+
+
+def redacted(values: Dict[str, Any]) -> Dict[str, Any]:
+    """Option values fit to show or log: secrets replaced by whether they are set."""
+    return {k: ("<set>" if v else "<not set>") if k in SECRET_OPTIONS else v for k, v in values.items()}
+
 
 NUMERIC_TYPES = ("int", "uint", "secs", "float", "size")
 

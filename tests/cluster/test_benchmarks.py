@@ -73,9 +73,8 @@ def scratch_images(lab: LabHandle) -> list[str]:
     return proc.stdout.split()
 
 
-def make_bucket(lab: LabHandle) -> None:
-    import boto3
-
+def s3_user(lab: LabHandle) -> dict:
+    """Access and secret key of a test RGW user (created once per lab)."""
     user = subprocess.run(
         ["radosgw-admin", "-c", str(lab.conf), "user", "create", "--uid", "pwtest", "--display-name", "perfwatch test"],
         capture_output=True, text=True, check=False, timeout=60,
@@ -85,7 +84,13 @@ def make_bucket(lab: LabHandle) -> None:
             ["radosgw-admin", "-c", str(lab.conf), "user", "info", "--uid", "pwtest"],
             capture_output=True, text=True, check=True, timeout=60,
         )  # fmt: skip
-    key = json.loads(user.stdout)["keys"][0]
+    return json.loads(user.stdout)["keys"][0]
+
+
+def make_bucket(lab: LabHandle) -> None:
+    import boto3
+
+    key = s3_user(lab)
     s3 = boto3.client(
         "s3", endpoint_url=lab.lab.rgw_url(), aws_access_key_id=key["access_key"],
         aws_secret_access_key=key["secret_key"], region_name="us-east-1",
@@ -260,3 +265,36 @@ def test_a_throttled_osd_raises_the_regression_check_and_clearing_it_clears_it(b
         30,
         "PERFWATCH_BENCH_REGRESSION cleared",
     )
+
+
+def test_rgw_s3_probe_measures_put_and_list_and_never_shows_the_secret(bench: LabHandle) -> None:
+    key = s3_user(bench)
+    secret = key["secret_key"]
+    settings = {
+        "rgw_s3_endpoint": bench.lab.rgw_url().rstrip("/"),
+        "rgw_s3_access_key": key["access_key"],
+        "rgw_s3_secret_key": secret,
+    }
+    for name, value in settings.items():
+        bench.ceph("config", "set", "mgr", f"mgr/perfwatch/{name}", value, as_json=False)
+    try:
+        wait_until(
+            lambda: bench.ceph("perfwatch", "status")["options"]["rgw_s3_secret_key"] == "<set>", 30, "options seen"
+        )
+        wait_until(lambda: not bench.ceph("perfwatch", "bench", "status")["running"], 60, "no run in progress")
+        run = finished(bench, start(bench, "--kind", "rgw"))
+        assert run["state"] == "done", run
+        got = {r["metric"]: r["value"] for r in results(bench, run["run_id"])}
+        assert got["s3_put_latency"] > 0 and got["s3_list_latency"] > 0, got
+        shown = [
+            bench.ceph("perfwatch", "status", as_json=False),
+            json.dumps(bench.ceph("perfwatch", "status")),
+            json.dumps(bench.ceph("perfwatch", "bench", "history", "--kind", "rgw")),
+            metrics(bench),
+        ]
+        shown += [p.read_text(errors="replace") for p in (bench.dir / "log").glob("ceph-mgr.*.log")]
+        assert not [text[:80] for text in shown if secret in text], "the secret key leaked"
+    finally:
+        for name in settings:
+            bench.ceph("config", "set", "mgr", f"mgr/perfwatch/{name}", "", as_json=False)
+            bench.ceph("config", "rm", "mgr", f"mgr/perfwatch/{name}", as_json=False)

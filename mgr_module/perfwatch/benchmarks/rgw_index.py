@@ -1,11 +1,14 @@
 """`rgw`: bucket-index latency. Omap set/get/list/remove on a probe object in the bucket-index pool (in
 a namespace of ours, beside RGW's own `.dir.*` shard objects), and read-only listing of real index shards."""
 
+import os
 import statistics
+import urllib.parse
 from typing import Any, Dict, List
 
 from .base import BenchError, Benchmark, Context, ParamSpec
 from .results import Measurement
+from .s3 import S3Client, listed_keys
 
 INDEX_SUFFIX = "buckets.index"
 NAMESPACE = "perfwatch"
@@ -23,14 +26,46 @@ class RgwIndex(Benchmark):
 
     def run(self, ctx: Context) -> List[Measurement]:
         pools = ctx.adapter.pool_names_ending(INDEX_SUFFIX)
-        if not pools:
-            raise BenchError("no bucket-index pool (*.{}): RGW has no bucket yet".format(INDEX_SUFFIX))
+        s3_configured = bool(ctx.options.get("rgw_s3_endpoint"))
+        if not pools and not s3_configured:
+            raise BenchError(
+                "no bucket-index pool (*.{}): RGW has no bucket yet, and no S3 endpoint is configured "
+                "(mgr/perfwatch/rgw_s3_endpoint)".format(INDEX_SUFFIX)
+            )
         out: List[Measurement] = []
         for pool in pools:
             ctx.check()
             ctx.register_scratch({"pool": pool, "namespace": NAMESPACE, "prefix": ctx.run_id})
             out.extend(self._probe(ctx, pool))
+        if s3_configured:
+            ctx.check()
+            out.extend(self._s3(ctx))
         return out
+
+    def _s3(self, ctx: Context) -> List[Measurement]:
+        """PUT, LIST and DELETE of a 4 KiB object named with the run id. Probe objects of other run ids that
+        the LIST finds (left by a mgr that died mid-probe) are deleted too."""
+        opts = ctx.options
+        if not opts.get("rgw_s3_access_key") or not opts.get("rgw_s3_secret_key"):
+            raise BenchError("rgw_s3_endpoint is set but rgw_s3_access_key or rgw_s3_secret_key is not")
+        client = S3Client(opts["rgw_s3_endpoint"], opts["rgw_s3_access_key"], opts["rgw_s3_secret_key"],
+                          opts["rgw_s3_region"], ctx.step_timeout(float(opts["request_timeout"])))  # fmt: skip
+        bucket = "/" + urllib.parse.quote(str(opts["rgw_s3_bucket"]))
+        client.request("PUT", bucket, ok=(200, 409))  # exists already: fine
+        key = "{}/{}".format(bucket, urllib.parse.quote(ctx.run_id))
+        _status, put, _ = client.request("PUT", key, body=os.urandom(4096))
+        try:
+            _status, listed, body = client.request("GET", bucket, query="list-type=2&prefix=" + self.name + "-")
+            for leftover in listed_keys(body):
+                if leftover != ctx.run_id:  # a probe object of a mgr that died mid-probe
+                    client.request("DELETE", "{}/{}".format(bucket, urllib.parse.quote(leftover)), ok=(200, 204, 404))
+                    ctx.log.info("removed leftover S3 probe object %s", leftover)
+        finally:
+            client.request("DELETE", key, ok=(200, 204, 404))
+        return [
+            Measurement(self.name, "s3_put_latency", None, put, "seconds"),
+            Measurement(self.name, "s3_list_latency", None, listed, "seconds"),
+        ]
 
     def _probe(self, ctx: Context, pool: str) -> List[Measurement]:
         io = ctx.io_factory(pool, NAMESPACE)
