@@ -12,9 +12,10 @@ from typing import Any, Dict, List
 
 from .base import BenchError, Benchmark, Context, ParamSpec
 from .placement import names_per_primary
+from .qd_loop import run_at_queue_depth
 from .radosio import RadosIO
 from .results import Measurement
-from .scratch import ensure_pool, remove_objects_with_prefix, scratch_location
+from .scratch import cleanup_prefixed, ensure_pool, scratch_location
 
 BLOCK = 4096
 
@@ -95,82 +96,24 @@ class RadosLatency(Benchmark):
     def _round(self, ctx: Context, io: RadosIO) -> List[Measurement]:
         seconds, depth = ctx.params["seconds"], ctx.params["queue_depth"]
         data = os.urandom(BLOCK)
-        written = self._timed_ops(
-            ctx,
-            seconds,
-            depth,
-            lambda i, cb: io.ioctx.aio_write_full("{}.{}".format(ctx.run_id, i), data, oncomplete=cb),
-            "writes",
-            0.0,
-        )
-        count, elapsed, latencies = written
+
+        def write(i: int, cb: Any) -> Any:
+            return io.ioctx.aio_write_full("{}.{}".format(ctx.run_id, i), data, oncomplete=cb)
+
+        w = run_at_queue_depth(ctx, seconds, depth, write, "rados writes", 0.0)
         out = [
-            Measurement(self.name, "write_iops_4k", None, count / elapsed, "iops"),
-            Measurement(self.name, "write_latency_mean", None, sum(latencies) / max(1, len(latencies)), "seconds"),
+            Measurement(self.name, "write_iops_4k", None, w.ops_per_second, "iops"),
+            Measurement(self.name, "write_latency_mean", None, w.mean_latency, "seconds"),
         ]
-        if count:
-            reads = self._timed_ops(
-                ctx,
-                seconds,
-                depth,
-                lambda i, cb: io.ioctx.aio_read("{}.{}".format(ctx.run_id, i % count), BLOCK, 0, cb),
-                "reads",
-                0.5,
-            )
-            rcount, relapsed, rlat = reads
-            out.append(Measurement(self.name, "read_iops_4k", None, rcount / relapsed, "iops"))
-            out.append(Measurement(self.name, "read_latency_mean", None, sum(rlat) / max(1, len(rlat)), "seconds"))
+        if w.completed:
+
+            def read(i: int, cb: Any) -> Any:
+                return io.ioctx.aio_read("{}.{}".format(ctx.run_id, i % w.completed), BLOCK, 0, cb)
+
+            r = run_at_queue_depth(ctx, seconds, depth, read, "rados reads", 0.5)
+            out.append(Measurement(self.name, "read_iops_4k", None, r.ops_per_second, "iops"))
+            out.append(Measurement(self.name, "read_latency_mean", None, r.mean_latency, "seconds"))
         return out
 
-    def _timed_ops(self, ctx: Context, seconds: int, depth: int, submit: Any, what: str, base: float) -> Any:
-        """Keep `depth` ops in flight for `seconds`; returns (completed, elapsed, latencies).
-
-        Whatever stops the loop (the end, cancel, the deadline), the ops in flight are waited for before
-        returning or raising, so none is left running behind the cleanup.
-        """
-        slots = threading.Semaphore(depth)
-        lock = threading.Lock()
-        latencies: List[float] = []
-        failures: List[int] = []
-        keep: List[Any] = []  # completions stay referenced until they fire
-
-        def make_done(started: float) -> Any:
-            def done(completion: Any, *_: Any) -> None:
-                with lock:
-                    rv = completion.get_return_value()
-                    if rv < 0:
-                        failures.append(rv)
-                    else:
-                        latencies.append(time.monotonic() - started)
-                slots.release()
-
-            return done
-
-        t0 = time.monotonic()
-        end = t0 + seconds
-        i = 0
-        try:
-            while time.monotonic() < end:
-                ctx.check()
-                if not slots.acquire(timeout=ctx.step_timeout(10)):
-                    raise BenchError("{}: no completion in 10 s".format(what))
-                keep.append(submit(i, make_done(time.monotonic())))
-                i += 1
-                if i % 64 == 0:
-                    ctx.progress(base + 0.5 * min(1.0, (time.monotonic() - t0) / seconds), "rados " + what)
-        finally:
-            for _ in range(depth):
-                if not slots.acquire(timeout=30):
-                    ctx.log.warning("rados %s: ops still in flight 30 s after the round", what)
-                    break
-        elapsed = time.monotonic() - t0
-        if failures:
-            raise BenchError("{}: {} ops failed (first error {})".format(what, len(failures), failures[0]))
-        return len(latencies), elapsed, latencies
-
     def cleanup(self, adapter: Any, io_factory: Any, scratch: Dict[str, Any], log: Any) -> None:
-        io = io_factory(scratch["pool"], scratch["namespace"])
-        try:
-            remove_objects_with_prefix(io, scratch["prefix"], log)
-        finally:
-            io.close()
+        cleanup_prefixed(io_factory, scratch, log)

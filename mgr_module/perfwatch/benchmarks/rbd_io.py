@@ -2,11 +2,10 @@
 
 import os
 import random
-import threading
-import time
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List
 
-from .base import BenchError, Benchmark, Context, ParamSpec
+from .base import Benchmark, Context, ParamSpec
+from .qd_loop import run_at_queue_depth
 from .results import Measurement
 from .scratch import ensure_pool, scratch_location
 
@@ -46,61 +45,26 @@ class RbdIO(Benchmark):
             try:
                 data = os.urandom(BLOCK)
                 blocks = size // BLOCK
-                w = self._timed(
-                    ctx, lambda cb: image.aio_write(data, random.randrange(blocks) * BLOCK, cb), "writes", 0
-                )
-                r = self._timed(
-                    ctx, lambda cb: image.aio_read(random.randrange(blocks) * BLOCK, BLOCK, cb), "reads", 0.5
-                )
+                seconds, depth = ctx.params["seconds"], ctx.params["queue_depth"]
+
+                def write(_i: int, cb: Any) -> Any:
+                    return image.aio_write(data, random.randrange(blocks) * BLOCK, cb)
+
+                def read(_i: int, cb: Any) -> Any:
+                    return image.aio_read(random.randrange(blocks) * BLOCK, BLOCK, cb)
+
+                w = run_at_queue_depth(ctx, seconds, depth, write, "rbd writes", 0.0)
+                r = run_at_queue_depth(ctx, seconds, depth, read, "rbd reads", 0.5)
             finally:
                 image.close()
             rbd.RBD().remove(ioctx, name)
         finally:
             ioctx.close()
         out = []
-        for (count, elapsed, latency), op in ((w, "write"), (r, "read")):
-            out.append(Measurement(self.name, op + "_iops_4k", None, count / elapsed, "iops"))
-            out.append(Measurement(self.name, op + "_latency_mean", None, latency, "seconds"))
+        for result, op in ((w, "write"), (r, "read")):
+            out.append(Measurement(self.name, op + "_iops_4k", None, result.ops_per_second, "iops"))
+            out.append(Measurement(self.name, op + "_latency_mean", None, result.mean_latency, "seconds"))
         return out
-
-    def _timed(self, ctx: Context, submit: Any, what: str, base: float) -> Tuple[int, float, float]:
-        depth, seconds = ctx.params["queue_depth"], ctx.params["seconds"]
-        slots = threading.Semaphore(depth)
-        lock = threading.Lock()
-        total = [0, 0.0, 0]  # completed, latency sum, failures
-        keep: List[Any] = []
-
-        def make_done(started: float) -> Any:
-            def done(completion: Any, *_: Any) -> None:
-                with lock:
-                    if completion.get_return_value() < 0:
-                        total[2] += 1
-                    else:
-                        total[0] += 1
-                        total[1] += time.monotonic() - started
-                slots.release()
-
-            return done
-
-        t0 = time.monotonic()
-        try:
-            i = 0
-            while time.monotonic() < t0 + seconds:
-                ctx.check()
-                if not slots.acquire(timeout=ctx.step_timeout(10)):
-                    raise BenchError("rbd {}: no completion in 10 s".format(what))
-                keep.append(submit(make_done(time.monotonic())))
-                i += 1
-                if i % 64 == 0:
-                    ctx.progress(base + 0.5 * min(1.0, (time.monotonic() - t0) / seconds), "rbd " + what)
-        finally:
-            for _ in range(depth):
-                if not slots.acquire(timeout=30):
-                    break
-        if total[2]:
-            raise BenchError("rbd {}: {} I/Os failed".format(what, total[2]))
-        count = int(total[0])
-        return count, time.monotonic() - t0, total[1] / max(1, count)
 
     def cleanup(self, adapter: Any, io_factory: Any, scratch: Dict[str, Any], log: Any) -> None:
         import rbd

@@ -9,6 +9,7 @@ from typing import Any, Dict, List
 from .base import BenchError, Benchmark, Context, ParamSpec
 from .results import Measurement
 from .s3 import S3Client, listed_keys
+from .scratch import cleanup_prefixed
 
 INDEX_SUFFIX = "buckets.index"
 NAMESPACE = "perfwatch"
@@ -93,10 +94,4 @@ class RgwIndex(Benchmark):
         return out
 
     def cleanup(self, adapter: Any, io_factory: Any, scratch: Dict[str, Any], log: Any) -> None:
-        from .scratch import remove_objects_with_prefix
-
-        io = io_factory(scratch["pool"], scratch["namespace"])
-        try:
-            remove_objects_with_prefix(io, scratch["prefix"], log)
-        finally:
-            io.close()
+        cleanup_prefixed(io_factory, scratch, log)

@@ -35,3 +35,12 @@ def remove_objects_with_prefix(io: Any, prefix: str, log: Any) -> int:
     if removed:
         log.info("removed %d scratch objects %s*", removed, prefix)
     return removed
+
+
+def cleanup_prefixed(io_factory: Any, scratch: Dict[str, Any], log: Any) -> None:
+    """The cleanup of a kind that registered {"pool", "namespace", "prefix"}: remove those objects."""
+    io = io_factory(scratch["pool"], scratch["namespace"])
+    try:
+        remove_objects_with_prefix(io, scratch["prefix"], log)
+    finally:
+        io.close()
