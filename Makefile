@@ -41,6 +41,8 @@ lint: deps
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/vermin -t=3.6- --violations --no-tips --eval-annotations mgr_module/perfwatch
+	MYPYPATH=/usr/share/ceph/mgr $(VENV)/bin/mypy --ignore-missing-imports --follow-imports=silent mgr_module/perfwatch
+	$(VENV)/bin/mypy --ignore-missing-imports lab bench
 
 unit: deps
 	$(PY) -m pytest tests/unit $(PYTEST_ARGS)

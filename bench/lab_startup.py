@@ -36,7 +36,11 @@ def main() -> int:
                 print(f"{label}: up failed: {up.stderr.strip()}", file=sys.stderr)
                 lab(directory, "down")
                 return 1
-            ups.append(float(re.search(r"HEALTH_OK in ([\d.]+) s", up.stdout).group(1)))
+            found = re.search(r"HEALTH_OK in ([\d.]+) s", up.stdout)
+            if found is None:
+                print(f"{label}: no start-up time in the output: {up.stdout.strip()}", file=sys.stderr)
+                return 1
+            ups.append(float(found.group(1)))
             t0 = time.monotonic()
             lab(directory, "down")
             downs.append(time.monotonic() - t0)

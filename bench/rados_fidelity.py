@@ -44,7 +44,10 @@ def rados_bench(conf: Path, seconds: int) -> float:
          "-t", "16"],
         capture_output=True, text=True, check=True, timeout=seconds + 120,
     )  # fmt: skip
-    return float(re.search(r"Average IOPS:\s+([\d.]+)", proc.stdout).group(1))
+    found = re.search(r"Average IOPS:\s+([\d.]+)", proc.stdout)
+    if found is None:
+        raise SystemExit(f"rados bench printed no average IOPS:\n{proc.stdout[-500:]}")
+    return float(found.group(1))
 
 
 def main() -> int:

@@ -30,7 +30,7 @@ def _endpoint(mod: Any) -> Dict[str, Any]:
 
 
 class Module(MgrModule):
-    MODULE_OPTIONS: ClassVar[List[Option]] = MODULE_OPTIONS
+    MODULE_OPTIONS: List[Option] = MODULE_OPTIONS
     NOTIFY_TYPES: ClassVar[List[Any]] = []  # we poll on our own interval; no mgr notifications wanted
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -331,7 +331,7 @@ class _Progress:
 class StandbyModule(MgrStandbyModule):
     """On a standby mgr: answer the endpoint so scrapes of every mgr see who is active."""
 
-    MODULE_OPTIONS: ClassVar[List[Option]] = MODULE_OPTIONS
+    MODULE_OPTIONS: List[Option] = MODULE_OPTIONS
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

@@ -139,6 +139,14 @@ BENCH_OPTIONS: List[OptionSpec] = [
     },
     _int("baseline_window", 10, 3, 100, "Results per OSD, kind and metric in the rolling median baseline"),
     _int("baseline_min_results", 3, 1, 100, "Results needed before a baseline is used"),
+    _int(
+        "probe_regression_runs",
+        3,
+        1,
+        100,
+        "Consecutive regressed results a light probe needs before the health check is raised "
+        "(one noisy latency sample is no regression; heavy rounds need one)",
+    ),
     _int("history_limit", 50, 1, 1000, "Runs kept per kind in the history"),
     {
         "name": "rgw_s3_endpoint",

@@ -58,6 +58,15 @@ class LabHandle:
     def ceph(self, *args: str, timeout: float = 30, as_json: bool = True) -> Any:
         return cephcli.run(self.conf, *args, timeout=timeout, as_json=as_json)
 
+    def wait_healthy(self, timeout: float, what: str) -> None:
+        """Every PG active+clean and HEALTH_OK; on timeout the failure says which checks were raised."""
+        try:
+            wait_until(lambda: self.lab.pgs_clean() and self.ceph("health")["status"] == "HEALTH_OK", timeout, what)
+        except AssertionError as exc:
+            detail = self.ceph("health", "detail", as_json=False)
+            pgs = self.ceph("pg", "stat")["pg_summary"]["num_pg_by_state"]
+            raise AssertionError(f"{exc}\nceph health detail:\n{detail}\npg states: {pgs}") from None
+
     def env(self) -> dict[str, str]:
         import os
 

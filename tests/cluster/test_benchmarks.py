@@ -184,7 +184,7 @@ def test_a_heavy_round_is_refused_while_an_osd_is_down(bench: LabHandle) -> None
         assert "heavy osd round refused" in refused.value.stderr and "down: osd.2" in refused.value.stderr
     finally:
         assert run_lab(bench.dir, "start", "osd.2").returncode == 0
-    wait_until(lambda: bench.lab.pgs_clean() and bench.ceph("health")["status"] == "HEALTH_OK", 120, "clean again")
+    bench.wait_healthy(120, "HEALTH_OK again after restarting the OSD")
 
 
 @pytest.mark.parametrize("kind", ["rados", "rbd"])

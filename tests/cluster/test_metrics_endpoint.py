@@ -191,7 +191,7 @@ def test_a_stopped_osd_shows_fetch_errors_while_the_others_keep_updating(lab: La
     finally:
         started = run_lab(lab.dir, "start", victim)
         assert started.returncode == 0, started.stderr
-    wait_until(lambda: lab.lab.pgs_clean() and lab.ceph("health")["status"] == "HEALTH_OK", 120, "HEALTH_OK again")
+    lab.wait_healthy(120, "HEALTH_OK again after restarting the OSD")
 
 
 def test_a_real_prometheus_scrapes_both_mgrs_and_the_series_are_queryable(

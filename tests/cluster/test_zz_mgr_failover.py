@@ -28,4 +28,4 @@ def test_standby_takes_over_after_the_active_mgr_is_killed(lab: LabHandle) -> No
         started = run_lab(lab.dir, "start", f"mgr.{old_active}")
         assert started.returncode == 0, started.stderr
     wait_until(lambda: lab.ceph("mgr", "stat")["num_standby"] == 1, 60, f"mgr.{old_active} back as standby")
-    wait_until(lambda: lab.ceph("health")["status"] == "HEALTH_OK", 60, "HEALTH_OK after failover")
+    lab.wait_healthy(60, "HEALTH_OK after failover")

@@ -49,7 +49,7 @@ class FakeKind(Benchmark):
         ctx.register_scratch({"prefix": ctx.run_id})
         while not self.release.wait(0.01):
             ctx.check()
-        return [Measurement("fake", "iops", o.id, float(ctx.params["value"]), "iops") for o in ctx.osds]
+        return [Measurement(self.name, "iops", o.id, float(ctx.params["value"]), "iops") for o in ctx.osds]
 
     def cleanup(self, adapter: Any, io_factory: Any, scratch: dict, log: Any) -> None:
         if self.fail_cleanup:
@@ -192,3 +192,23 @@ def test_the_schedule_starts_light_kinds_and_leaves_heavy_ones_on_command(
     env["store"].last_run.update({"net": time.time(), "rgw": time.time()})
     env["runner"].tick(time.time())
     assert started == ["osd"]
+
+
+class LightKind(FakeKind):
+    name = "light"
+    heavy = False
+
+
+def test_a_light_probe_regression_must_persist_before_it_is_raised(env: dict, monkeypatch: pytest.MonkeyPatch) -> None:
+    light = LightKind()
+    monkeypatch.setitem(runner_mod.KINDS, "light", light)
+    r = env["runner"]
+    for _ in range(3):
+        wait_done(r, r.start("light", [0], {"value": 1000}).run_id)
+    for n in range(1, 3):  # two slow results in a row: not yet
+        wait_done(r, r.start("light", [0], {"value": 100}).run_id)
+        assert env["store"].regressions == {} and env["store"].streaks == {"light/iops/osd.0": n}
+    wait_done(r, r.start("light", [0], {"value": 100}).run_id)
+    assert env["store"].regressions["light/iops/osd.0"]["consecutive"] == 3
+    wait_done(r, r.start("light", [0], {"value": 1000}).run_id)  # one good result clears it
+    assert env["store"].regressions == {} and env["store"].streaks == {}

@@ -259,10 +259,17 @@ class Runner:
             float(opts["regression_fraction"]),
             int(opts["baseline_min_results"]),
         )
+        needed = 1 if run.heavy else int(opts["probe_regression_runs"])
         for verdict in verdicts:
             if verdict.regressed:
-                self.store.regressions[verdict.key] = dict(verdict._asdict(), run_id=run.run_id, at=run.ended_at)
+                streak = self.store.streaks.get(verdict.key, 0) + 1
+                self.store.streaks[verdict.key] = streak
+                if streak >= needed:
+                    self.store.regressions[verdict.key] = dict(
+                        verdict._asdict(), run_id=run.run_id, at=run.ended_at, consecutive=streak
+                    )
             else:
+                self.store.streaks.pop(verdict.key, None)
                 self.store.regressions.pop(verdict.key, None)
         self.store.save_baselines()
         self.store.save_regressions()

@@ -22,6 +22,7 @@ class BenchStore:
         self.history_limit = history_limit
         self.baselines = Baselines(window, self._load("baselines", {}))
         self.regressions: Dict[str, Dict[str, Any]] = self._load("regressions", {})
+        self.streaks: Dict[str, int] = self._load("streaks", {})  # consecutive regressed results per key
         self.scratch: Dict[str, Dict[str, Any]] = self._load("scratch", {})
         self.last_run: Dict[str, float] = self._load("last_run", {})
         self._history: Dict[str, List[Dict[str, Any]]] = {}
@@ -56,6 +57,7 @@ class BenchStore:
 
     def save_regressions(self) -> None:
         self._save("regressions", self.regressions)
+        self._save("streaks", self.streaks)
 
     def add_scratch(self, run_id: str, kind: str, entry: Dict[str, Any]) -> None:
         item = self.scratch.setdefault(run_id, {"kind": kind, "entries": []})
