@@ -65,6 +65,8 @@ demo: deps
 	echo "  $$($(PY) -m lab env)"; \
 	echo "  ceph perfwatch status --format json"; \
 	echo "  curl -s http://127.0.0.1:9284/metrics   # the active mgr (mgr.y, the standby, is on 9285)"; \
+	echo "  ceph perfwatch bench run --kind osd     # then: ceph perfwatch bench status / history"; \
+	echo "  ceph perfwatch bench schedule           # the light probes (rados, rgw, net) already run"; \
 	echo "  ceph config set mgr mgr/perfwatch/collect_interval 10"; \
 	echo "  python3 -m lab status                   # daemons, PIDs, devices"; \
 	echo "  python3 -m lab stop --kill mgr.x        # watch mgr.y take over; then: python3 -m lab start mgr.x"; \
