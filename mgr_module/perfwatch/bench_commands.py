@@ -66,5 +66,14 @@ def history(runner: Runner, kind: Optional[str], osd: Optional[int], limit: int,
     return 0, render(runner.history(kind, osd, limit), fmt, report.history_plain), ""
 
 
+def reset_baseline(runner: Runner, kind: Optional[str], osd: Optional[int], fmt: OutputFormat) -> Result:
+    from .benchmarks.runner import KINDS
+
+    if kind is not None and kind not in KINDS:
+        return -errno.EINVAL, "", "unknown kind {!r}; kinds: {}".format(kind, ", ".join(sorted(KINDS)))
+    forgotten = runner.reset_baselines(kind, osd)
+    return 0, render(forgotten, fmt, lambda keys: "forgot {} baseline(s)".format(len(keys))), ""
+
+
 def schedule(runner: Runner, fmt: OutputFormat) -> Result:
     return 0, render(runner.schedule(), fmt, report.schedule_plain), ""

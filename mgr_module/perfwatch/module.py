@@ -9,6 +9,7 @@ from mgr_module import CLIReadCommand, CLIWriteCommand, HandleCommandResult, Mgr
 from . import bench_commands, options, osd_table, status
 from .benchmarks.metrics import ProbeHistograms, result_samples
 from .benchmarks.runner import Run, Runner
+from .benchmarks.schedule import parse_window
 from .benchmarks.store import BenchStore
 from .collector import Collector, Settings
 from .counters import Sample
@@ -55,6 +56,10 @@ class Module(MgrModule):
         for name in options.defaults():
             self._config[name] = options.coerce(name, self.get_module_option(name))
         self.log.debug("options now %s", options.redacted(self._config))
+        try:
+            parse_window(str(self._config["heavy_bench_window"]))
+        except ValueError as exc:
+            self.log.error("heavy_bench_window: %s; scheduled heavy rounds will not run", exc)
         self._wake.set()  # a new interval or endpoint takes effect now, not after the old interval
 
     def is_active_mgr(self) -> bool:
@@ -121,7 +126,7 @@ class Module(MgrModule):
                 self._passes += 1
                 self._last_pass_at = time.time()
                 for step, what in (
-                    (self.runner.cleanup_orphans, "scratch cleanup"),
+                    (self.runner.cleanup_orphans_in_background, "scratch cleanup"),
                     (lambda: self.runner.tick(time.time()), "benchmark schedule"),
                     (lambda: collector.collect(self._settings()), "collection"),
                 ):
@@ -134,6 +139,9 @@ class Module(MgrModule):
         finally:
             if server is not None:
                 server.stop()
+            # Let benchmark threads finish their in-flight I/O before the mgr drops its rados handle.
+            if self.runner is not None:
+                self.runner.wait(self.runner.cancel(), timeout=15.0)
         self.log.info("perfwatch serve loop stopped")
 
     def shutdown(self) -> None:
@@ -266,6 +274,17 @@ class Module(MgrModule):
         if self.runner is None:
             return HandleCommandResult(*bench_commands.not_ready())
         return HandleCommandResult(*bench_commands.history(self.runner, kind, osd, limit, format))
+
+    @CLIWriteCommand("perfwatch bench reset-baseline")
+    def cmd_bench_reset_baseline(
+        self, kind: Optional[str] = None, osd: Optional[int] = None, format: OutputFormat = OutputFormat.plain
+    ) -> HandleCommandResult:
+        """Forget baselines and regressions (all, or of a kind and/or OSD), e.g. after replacing a device"""
+        if self.runner is None:
+            return HandleCommandResult(*bench_commands.not_ready())
+        result = bench_commands.reset_baseline(self.runner, kind, osd, format)
+        self._update_health()
+        return HandleCommandResult(*result)
 
     @CLIReadCommand("perfwatch bench schedule")
     def cmd_bench_schedule(self, format: OutputFormat = OutputFormat.plain) -> HandleCommandResult:

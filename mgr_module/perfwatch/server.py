@@ -11,15 +11,39 @@ from typing import Any, Optional
 
 from .web import App
 
+MAX_CONNECTIONS = 16  # handler threads at once; more connections are closed at once
+SOCKET_TIMEOUT = 30.0  # a client that sends nothing for this long is dropped
+
 
 class _Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
     daemon_threads = True
     allow_reuse_address = True
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if not self._slots.acquire(blocking=False):
+            self.shutdown_request(request)  # busy: drop the connection rather than grow threads
+            return
+        try:
+            super().process_request(request, client_address)
+        except Exception:
+            self._slots.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._slots.release()
+
 
 def _handler(app: App, log: logging.Logger) -> Any:
     class Handler(http.server.BaseHTTPRequestHandler):
         server_version = "ceph-perfwatch"
+        timeout = SOCKET_TIMEOUT
 
         def do_GET(self) -> None:
             accepts_gzip = "gzip" in self.headers.get("Accept-Encoding", "")

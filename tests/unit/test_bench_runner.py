@@ -212,3 +212,70 @@ def test_a_light_probe_regression_must_persist_before_it_is_raised(env: dict, mo
     assert env["store"].regressions["light/iops/osd.0"]["consecutive"] == 3
     wait_done(r, r.start("light", [0], {"value": 1000}).run_id)  # one good result clears it
     assert env["store"].regressions == {} and env["store"].streaks == {}
+
+
+def test_a_failure_in_the_bookkeeping_still_ends_the_run(env: dict) -> None:
+    def boom(run: Any) -> None:
+        raise RuntimeError("health update failed")
+
+    env["runner"].on_finished = boom
+    run = wait_done(env["runner"], env["runner"].start("fake", None, {}).run_id)
+    assert run.state == "failed" and "bookkeeping failed" in run.message
+    env["runner"].on_finished = lambda run: None
+    assert wait_done(env["runner"], env["runner"].start("fake", None, {}).run_id).state == "done"
+
+
+class UnsettledKind(FakeKind):
+    name = "unsettled"
+
+    def run(self, ctx: Context) -> list[Measurement]:
+        ctx.register_scratch({"prefix": ctx.run_id})
+        ctx.unsettled = True  # an op of ours may still land after this run ends
+        return [Measurement(self.name, "iops", 0, 1.0, "iops")]
+
+
+def test_scratch_of_a_run_with_ops_in_flight_is_cleaned_again_later(env: dict, monkeypatch: pytest.MonkeyPatch) -> None:
+    kind = UnsettledKind()
+    monkeypatch.setitem(runner_mod.KINDS, "unsettled", kind)
+    run = wait_done(env["runner"], env["runner"].start("unsettled", None, {}).run_id)
+    assert kind.cleaned == [{"prefix": run.run_id}]
+    assert run.run_id in env["store"].scratch, "kept for a later pass"
+    assert env["runner"].cleanup_orphans() == [run.run_id]
+    assert env["store"].scratch == {}
+
+
+def test_orphan_cleanup_never_touches_a_live_run(env: dict) -> None:
+    env["kind"].release.clear()
+    run = env["runner"].start("fake", None, {})
+    for _ in range(100):
+        if run.run_id in env["store"].scratch:
+            break
+        time.sleep(0.01)
+    assert env["runner"].cleanup_orphans() == []
+    assert env["kind"].cleaned == []
+    env["kind"].release.set()
+    wait_done(env["runner"], run.run_id)
+    assert env["kind"].cleaned == [{"prefix": run.run_id}]
+
+
+def test_a_malformed_window_does_not_stop_the_light_probes(env: dict, monkeypatch: pytest.MonkeyPatch) -> None:
+    started: list[str] = []
+    monkeypatch.setattr(
+        env["runner"],
+        "start",
+        lambda kind, *a, **k: started.append(kind) or runner_mod.Run(kind, kind, False, {}, [], ""),
+    )
+    env["opts"].update(osd_bench_interval=60, heavy_bench_window="tonight")
+    env["runner"].tick(time.time())
+    assert sorted(started) == ["net", "rados", "rgw"]
+
+
+def test_reset_baseline_forgets_baselines_and_regressions(env: dict) -> None:
+    r = env["runner"]
+    for _ in range(3):
+        wait_done(r, r.start("fake", None, {"value": 1000}).run_id)
+    wait_done(r, r.start("fake", [1], {"value": 100}).run_id)
+    assert "fake/iops/osd.1" in env["store"].regressions
+    assert r.reset_baselines("fake", 1) == ["fake/iops/osd.1"]
+    assert env["store"].regressions == {} and "fake/iops/osd.1" not in env["store"].baselines.history
+    assert "fake/iops/osd.0" in env["store"].baselines.history

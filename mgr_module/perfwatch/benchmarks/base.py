@@ -60,6 +60,7 @@ class Context:
         self.log = log
         self.register_scratch = register_scratch
         self.osd_latency_guard = osd_latency_guard
+        self.unsettled = False  # set when an op may still land after the run: keep its scratch entry
 
     def remaining(self) -> float:
         return self.deadline - time.monotonic()

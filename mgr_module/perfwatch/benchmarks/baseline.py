@@ -76,8 +76,11 @@ def judge(
         verdicts.append(
             Verdict(m.key, m.value, m.unit, own, ratio, peer, peer_ratio, bool(reasons), "; ".join(reasons))
         )
-    for m in results:
-        baselines.add(m.key, m.value)
+    # A regressed result stays out of its baseline, so a lasting regression keeps being one until
+    # performance recovers or an operator resets the baseline (`ceph perfwatch bench reset-baseline`).
+    for m, verdict in zip(results, verdicts):
+        if not verdict.regressed:
+            baselines.add(m.key, m.value)
     return verdicts
 
 

@@ -64,6 +64,7 @@ def run_at_queue_depth(
         for _ in range(depth):
             if not slots.acquire(timeout=30):
                 ctx.log.warning("%s: ops still in flight 30 s after the round", label)
+                ctx.unsettled = True
                 break
     elapsed = time.monotonic() - t0
     if failures:

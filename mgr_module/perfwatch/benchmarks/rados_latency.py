@@ -76,14 +76,18 @@ class RadosLatency(Benchmark):
                 def guarded(osd: int = osd, name: str = name) -> None:
                     try:
                         probe(osd, name)
-                    except BenchError as exc:
+                    except Exception as exc:  # nothing may escape a probe thread
                         errors.append("osd.{}: {}".format(osd, exc))
+                        if not isinstance(exc, BenchError) or "no answer" in str(exc):
+                            ctx.unsettled = True
 
                 thread = threading.Thread(target=guarded, daemon=True)
                 thread.start()
                 threads.append(thread)
             for thread in threads:
                 thread.join(timeout=max(1.0, ctx.remaining()))
+                if thread.is_alive():
+                    ctx.unsettled = True
             ctx.progress(min(1.0, (start + workers) / max(1, len(todo))), "rados probe")
         if not todo:
             raise BenchError("no OSD is primary of a scratch PG yet (a new scratch pool is still creating its PGs)")

@@ -19,6 +19,7 @@ from .net_ping import NetPing
 from .osd_bench import OsdBench
 from .planning import OsdInfo
 from .rados_latency import RadosLatency
+from .radosio import OpTimeout
 from .rbd_io import RbdIO
 from .results import Measurement
 from .rgw_index import RgwIndex
@@ -100,6 +101,8 @@ class Runner:
         self.progress = progress  # .update(ev_id, msg, fraction), .complete(ev_id), .fail(ev_id, msg)
         self.on_finished = on_finished
         self._lock = threading.Lock()
+        self._state_lock = threading.RLock()  # baselines, regressions, history: judged one run at a time
+        self._cleaner: Optional[threading.Thread] = None
         self.runs: Dict[str, Run] = {}  # running, and the last few finished
         self.outcomes: Dict[str, int] = {}  # "kind/state" -> count, for metrics
 
@@ -208,44 +211,57 @@ class Runner:
 
     def _execute(self, run: Run, kind: Benchmark, plan: List[OsdInfo]) -> None:
         """Run, clean up, judge, record; only then publish the final state, so a run seen as finished
-        has its scratch removed and its results in the history and the metrics."""
+        has its scratch removed and its results in the history and the metrics. Whatever fails in the
+        bookkeeping, the run still ends: a run stuck "running" would block every later one."""
         opts = self.options()
         ev_id = "perfwatch-" + run.run_id
-        if run.heavy:
-            self.progress.update(ev_id, "perfwatch {} bench starting".format(run.kind), 0.0)
         state, message = "done", ""
+        unsettled = False
         try:
-            run.measurements = kind.run(self._context(run, plan, opts))
-            if not run.measurements:
-                raise BenchError("measured nothing")
-        except Cancelled:
-            state, message = "cancelled", "cancelled"
-        except BenchError as exc:
-            state, message = "failed", str(exc)
-        except Exception as exc:
-            self.log.exception("benchmark %s crashed", run.run_id)
-            state, message = "failed", "{}: {}".format(type(exc).__name__, exc)
-        run.ended_at = time.time()
-        run.message = message
-        self._cleanup_run(run.run_id)
-        if state == "done":
-            run.progress = 1.0
-            self._judge(run, opts)
-        else:
-            run.measurements = []
-        if run.heavy:
-            if state == "done":
-                self.progress.complete(ev_id)
-            else:
-                self.progress.fail(ev_id, "perfwatch {} bench {}: {}".format(run.kind, state, message))
-        key = run.kind + "/" + state
-        self.outcomes[key] = self.outcomes.get(key, 0) + 1
-        record = run.to_dict()
-        record["state"] = state
-        self.store.add_run(record)
-        try:
+            if run.heavy:
+                self.progress.update(ev_id, "perfwatch {} bench starting".format(run.kind), 0.0)
+            ctx = self._context(run, plan, opts)
+            try:
+                run.measurements = kind.run(ctx)
+                if not run.measurements:
+                    raise BenchError("measured nothing")
+            except Cancelled:
+                state, message = "cancelled", "cancelled"
+            except BenchError as exc:
+                state, message = "failed", str(exc)
+                unsettled = isinstance(exc, OpTimeout)  # the op may still land after our cleanup
+            except Exception as exc:
+                self.log.exception("benchmark %s crashed", run.run_id)
+                state, message = "failed", "{}: {}".format(type(exc).__name__, exc)
+            unsettled = unsettled or ctx.unsettled
+            run.ended_at = time.time()
+            run.message = message
+            # Ops that may still land: clean now, and keep the entry so later passes clean again.
+            self._cleanup_run(run.run_id, keep_entry=unsettled)
+            if state != "done":
+                run.measurements = []
+            with self._state_lock:
+                if state == "done":
+                    run.progress = 1.0
+                    self._judge(run, opts)
+                key = run.kind + "/" + state
+                self.outcomes[key] = self.outcomes.get(key, 0) + 1
+                record = run.to_dict()
+                record["state"] = state
+                self.store.add_run(record)
+            if run.heavy:
+                if state == "done":
+                    self.progress.complete(ev_id)
+                else:
+                    self.progress.fail(ev_id, "perfwatch {} bench {}: {}".format(run.kind, state, message))
             self.on_finished(run)
+        except Exception as exc:
+            self.log.exception("bookkeeping of benchmark %s failed", run.run_id)
+            if state == "done":
+                state, message = "failed", "bookkeeping failed: {}: {}".format(type(exc).__name__, exc)
+                run.message = message
         finally:
+            run.ended_at = run.ended_at or time.time()
             run.state = state
         log = self.log.info if state == "done" or not run.heavy else self.log.warning
         log("benchmark %s %s%s", run.run_id, state, ": " + message if message else "")
@@ -297,7 +313,7 @@ class Runner:
                     return False
         return True
 
-    def _cleanup_run(self, run_id: str) -> bool:
+    def _cleanup_run(self, run_id: str, keep_entry: bool = False) -> bool:
         item = self.store.scratch.get(run_id)
         if item is None:
             return True
@@ -310,19 +326,54 @@ class Runner:
             except Exception as exc:
                 ok = False
                 self.log.warning("cleanup of %s %s failed, will retry: %s", run_id, entry, exc)
-        if ok:
+        if ok and not keep_entry:
             self.store.drop_scratch(run_id)
         return ok
 
     def cleanup_orphans(self) -> List[str]:
-        """Scratch of runs that are not running here (a previous mgr's, or a failed cleanup): remove it."""
-        with self._lock:
-            running = {r.run_id for r in self.runs.values() if r.state == "running"}
+        """Scratch of runs that are not running here (a previous mgr's, or a failed or unsettled cleanup):
+        remove it. Whether a run is live is decided per run id at that moment, so a run started
+        meanwhile never loses its objects."""
         cleaned = []
         for run_id in list(self.store.scratch):
-            if run_id not in running and self._cleanup_run(run_id):
+            with self._lock:
+                live = run_id in self.runs and self.runs[run_id].state == "running"
+            if not live and self._cleanup_run(run_id):
                 cleaned.append(run_id)
         return cleaned
+
+    def cleanup_orphans_in_background(self) -> None:
+        """What the serve loop calls: listing and removing scratch can block on an unhealthy cluster,
+        so it runs in one thread of its own, never two at once, never in the serve loop."""
+        with self._lock:
+            if self._cleaner is not None and self._cleaner.is_alive():
+                return
+            self._cleaner = threading.Thread(target=self._clean_quietly, name="perfwatch-cleanup")
+            self._cleaner.daemon = True
+            self._cleaner.start()
+
+    def _clean_quietly(self) -> None:
+        try:
+            self.cleanup_orphans()
+        except Exception:
+            self.log.exception("scratch cleanup failed; it is retried next interval")
+
+    def reset_baselines(self, kind: Optional[str], osd: Optional[int]) -> List[str]:
+        """Forget baselines (and regressions) of matching keys: after a deliberate change of hardware."""
+        with self._state_lock:
+            keys = set(self.store.baselines.history) | set(self.store.regressions) | set(self.store.streaks)
+            chosen = sorted(
+                k for k in keys
+                if (kind is None or k.split("/")[0] == kind)
+                and (osd is None or k.split("/")[2] == "osd.{}".format(osd))
+            )  # fmt: skip
+            self.store.baselines.forget(chosen)
+            for key in chosen:
+                self.store.regressions.pop(key, None)
+                self.store.streaks.pop(key, None)
+            self.store.save_baselines()
+            self.store.save_regressions()
+        return chosen
 
     # ----- schedule -----------------------------------------------------------------------------
 
@@ -333,7 +384,12 @@ class Runner:
         started = []
         for kind, option in sorted(list(LIGHT_INTERVAL_OPTION.items()) + list(HEAVY_INTERVAL_OPTION.items())):
             window = opts["heavy_bench_window"] if kind in HEAVY_INTERVAL_OPTION else ""
-            if not schedule.is_due(now, self.store.last_run.get(kind), float(opts[option]), minute, window):
+            try:
+                due = schedule.is_due(now, self.store.last_run.get(kind), float(opts[option]), minute, window)
+            except ValueError as exc:  # a malformed window stops that kind only, not the light probes
+                self.log.error("%s not scheduled: %s", kind, exc)
+                continue
+            if not due:
                 continue
             try:
                 started.append(self.start(kind, None, {}, trigger="schedule").run_id)

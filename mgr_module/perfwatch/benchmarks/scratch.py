@@ -26,15 +26,20 @@ def ensure_pool(adapter: Any, options: Dict[str, Any]) -> Tuple[int, int]:
     return found
 
 
+PER_PASS = 10000
+
+
 def remove_objects_with_prefix(io: Any, prefix: str, log: Any) -> int:
-    """Remove every object of the namespace whose name starts with prefix; returns how many."""
-    removed = 0
-    for name in io.list_objects(prefix, limit=1000000):
+    """Remove the namespace's objects whose name starts with prefix, at most PER_PASS at a time;
+    raises BenchError when more remain, so the scratch entry is kept and the next pass continues."""
+    names = io.list_objects(prefix, limit=PER_PASS + 1)
+    for name in names[:PER_PASS]:
         io.remove(name)
-        removed += 1
-    if removed:
-        log.info("removed %d scratch objects %s*", removed, prefix)
-    return removed
+    if names:
+        log.info("removed %d scratch objects %s*", min(len(names), PER_PASS), prefix)
+    if len(names) > PER_PASS:
+        raise BenchError("more than {} scratch objects {}*: continuing next pass".format(PER_PASS, prefix))
+    return min(len(names), PER_PASS)
 
 
 def cleanup_prefixed(io_factory: Any, scratch: Dict[str, Any], log: Any) -> None:

@@ -2,6 +2,7 @@
 run history per kind, baselines, active regressions, and the scratch data of unfinished runs."""
 
 import json
+import threading
 from typing import Any, Callable, Dict, List, Optional
 
 from .baseline import Baselines
@@ -19,6 +20,7 @@ class BenchStore:
     ) -> None:
         self._get = get
         self._put = put
+        self._lock = threading.RLock()
         self.history_limit = history_limit
         self.baselines = Baselines(window, self._load("baselines", {}))
         self.regressions: Dict[str, Dict[str, Any]] = self._load("regressions", {})
@@ -37,7 +39,9 @@ class BenchStore:
             return default
 
     def _save(self, key: str, value: Any) -> None:
-        self._put(PREFIX + key, json.dumps(value, sort_keys=True))
+        with self._lock:  # run threads change these while others save them
+            text = json.dumps(value, sort_keys=True)
+        self._put(PREFIX + key, text)
 
     def history(self, kind: str) -> List[Dict[str, Any]]:
         if kind not in self._history:
@@ -46,8 +50,9 @@ class BenchStore:
 
     def add_run(self, record: Dict[str, Any]) -> None:
         runs = self.history(record["kind"])
-        runs.append(record)
-        del runs[: -self.history_limit]
+        with self._lock:
+            runs.append(record)
+            del runs[: -self.history_limit]
         self._save("history/" + record["kind"], runs)
         self.last_run[record["kind"]] = record.get("ended_at") or record.get("started_at") or 0.0
         self._save("last_run", self.last_run)
@@ -60,11 +65,14 @@ class BenchStore:
         self._save("streaks", self.streaks)
 
     def add_scratch(self, run_id: str, kind: str, entry: Dict[str, Any]) -> None:
-        item = self.scratch.setdefault(run_id, {"kind": kind, "entries": []})
-        if entry not in item["entries"]:
-            item["entries"].append(entry)
+        with self._lock:
+            item = self.scratch.setdefault(run_id, {"kind": kind, "entries": []})
+            if entry not in item["entries"]:
+                item["entries"].append(entry)
         self._save("scratch", self.scratch)
 
     def drop_scratch(self, run_id: str) -> None:
-        if self.scratch.pop(run_id, None) is not None:
+        with self._lock:
+            dropped = self.scratch.pop(run_id, None) is not None
+        if dropped:
             self._save("scratch", self.scratch)
