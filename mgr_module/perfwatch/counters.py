@@ -112,8 +112,6 @@ OSD_SPECS: Tuple[Spec, ...] = (
     Spec(WAL_USED, "bluefs", ("wal_used_bytes",), "value"),
 )
 
-# The loggers an OSD must be asked for (perf dump takes no list, so this documents what we read).
-OSD_LOGGERS = tuple(sorted({spec.logger for spec in OSD_SPECS}))
 MEMPOOL_PREFIX = "bluestore_cache_"
 
 # --- RGW: what the running release lets the mgr see (priority >= 5 counters reported to it) --------

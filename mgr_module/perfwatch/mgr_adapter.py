@@ -29,10 +29,6 @@ class MgrAdapter(CephAdapter):
         osd_map = self.module.get("osd_map") or {}
         return [(int(o["osd"]), bool(o.get("up"))) for o in osd_map.get("osds", [])]
 
-    def outstanding(self) -> int:
-        with self._lock:
-            return sum(1 for r, _sent in self._outstanding.values() if not r.ev.is_set())
-
     def tell_osd(self, osd_id: int, command: Dict[str, Any], timeout: float) -> Any:
         with self._lock:
             previous = self._outstanding.get(osd_id)

@@ -4,6 +4,7 @@ import time
 
 from prometheus_client.parser import text_string_to_metric_families
 
+from perfwatch.adapter import REASONS
 from perfwatch.collector import Collector, Settings
 
 from .fakes import FakeAdapter
@@ -43,6 +44,7 @@ def test_a_timeout_and_a_down_osd_are_errors_and_the_others_still_update() -> No
     fams = parsed(collector)
     errors = {(s.labels["ceph_daemon"], s.labels["reason"]): s.value for s in fams["ceph_perfwatch_fetch_errors"]}
     assert errors == {("osd.1", "timeout"): 2, ("osd.3", "down"): 2}
+    assert {reason for _daemon, reason in errors} <= set(REASONS), "reason is a bounded label"
     assert by_daemon(fams["ceph_perfwatch_daemon_up"]) == {"osd.0": 1, "osd.1": 0, "osd.2": 1, "osd.3": 0}
     assert by_daemon(fams["ceph_perfwatch_bluestore_onode_hits"]).keys() == {"osd.0", "osd.2"}
 
