@@ -19,6 +19,15 @@ def run(conf: Path, *args: str, timeout: float = 30.0, as_json: bool = True, inb
     argv = ["ceph", "-c", str(conf), "--connect-timeout", str(max(1, int(timeout))), *args]
     if as_json:
         argv += ["--format", "json"]
+    return _call(argv, timeout, as_json, inbuf)
+
+
+def run_tool(tool: str, conf: Path, *args: str, timeout: float = 60.0, as_json: bool = True) -> Any:
+    """Another Ceph command line tool (`rbd`, `rados`) against the lab; JSON when it was asked for."""
+    return _call([tool, "-c", str(conf), *args], timeout, as_json, None)
+
+
+def _call(argv: list[str], timeout: float, as_json: bool, inbuf: str | None) -> Any:
     try:
         proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout + 5, input=inbuf)
     except subprocess.TimeoutExpired as exc:

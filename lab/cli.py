@@ -7,6 +7,7 @@ import json
 import sys
 from pathlib import Path
 
+from . import knobs, load
 from .cluster import Lab, LabAlreadyRunning
 from .config import LabConfig, LabError, load_config, resolve_directory
 
@@ -42,6 +43,18 @@ def _parser() -> argparse.ArgumentParser:
         help="port the perfwatch module serves metrics on in this lab",
     )
     up.add_argument(
+        "--exporter-port",
+        type=int,
+        default=defaults.exporter_port,
+        help="port of the perfwatch host exporter on each simulated host",
+    )
+    up.add_argument(
+        "--node-exporter-port",
+        type=int,
+        default=defaults.node_exporter_port,
+        help="port of node_exporter on each simulated host",
+    )
+    up.add_argument(
         "--subnet-index",
         type=int,
         default=defaults.subnet_index,
@@ -59,6 +72,33 @@ def _parser() -> argparse.ArgumentParser:
         sp.add_argument("daemon", help="mon.a, mgr.x, osd.0, client.rgw.<name>, ...")
         if verb == "stop":
             sp.add_argument("--kill", action="store_true", help="SIGKILL, as a crash would")
+    sat = sub.add_parser("saturate", help="make the CPU, the media or the network of part of the lab the bottleneck")
+    knob = sat.add_subparsers(dest="knob", required=True)
+    cpu = knob.add_parser("cpu", help="a cgroup CPU quota on OSD processes (each OSD gets --cores)")
+    which = cpu.add_mutually_exclusive_group(required=True)
+    which.add_argument("--osd", type=int, action="append", help="an OSD id (repeatable)")
+    which.add_argument("--host", help="every OSD of this host (index, h2, host2 or its CRUSH name)")
+    cpu.add_argument("--cores", type=float, required=True, help="CPU per OSD, in cores (0.2 = a fifth of a core)")
+    media = knob.add_parser(
+        "media", help="limit the disk under an OSD's loop device: the device shows busy, its queue grows"
+    )
+    media.add_argument("--osd", type=int, required=True)
+    media.add_argument("--iops", type=int, default=300, help="read and write IOPS the OSD gets (default 300)")
+    media.add_argument(
+        "--mbps",
+        type=float,
+        default=10.0,
+        help="read and write bandwidth the OSD gets, MB/s (default 10; 0: no bandwidth cap). BlueStore "
+        "merges small writes into large WAL writes, so an IOPS cap alone hardly slows `osd bench`",
+    )
+    netw = knob.add_parser("network", help="shape a host's link with tc, both directions")
+    netw.add_argument("--host", required=True, help="index, h2, host2 or the CRUSH host name")
+    netw.add_argument("--rate", required=True, help="tc rate: 80mbit, 1gbit, ...")
+    clear = sub.add_parser("clear", help="undo the knobs (all, or one kind)")
+    clear.add_argument("knob", nargs="?", choices=knobs.KINDS)
+    load_p = sub.add_parser("load", help="drive client load from the lab's client namespace (librbd)")
+    load_p.add_argument("--pattern", required=True, choices=tuple(load.PATTERNS))
+    load_p.add_argument("--seconds", type=float, default=30.0)
     return p
 
 
@@ -75,6 +115,14 @@ def _print_status(status: dict) -> None:
         print(f"daemon   {name:<20} pid {d['pid']:<8} {'running' if d['running'] else 'NOT RUNNING'}")
     for osd, dev in status["loop_devices"].items():
         print(f"device   osd.{osd:<16} {dev}")
+    for name, url in status["exporters"].items():
+        print(f"exporter {name:<29} {url}")
+    client = status["client"]
+    print(f"client   {('netns ' + client['netns']) if client['netns'] else 'root namespace'} {client['address']}")
+    if not status["knobs"]:
+        print("knobs    none (`python3 -m lab saturate cpu|media|network ...`)")
+    for key, knob in status["knobs"].items():
+        print(f"knob     {key:<29} {knob['setting']}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -92,6 +140,8 @@ def main(argv: list[str] | None = None) -> int:
                 mon_port=args.mon_port,
                 rgw_port=args.rgw_port,
                 module_port=args.module_port,
+                exporter_port=args.exporter_port,
+                node_exporter_port=args.node_exporter_port,
                 subnet_index=args.subnet_index,
             )
             lab = Lab(config)
@@ -133,6 +183,22 @@ def main(argv: list[str] | None = None) -> int:
             stopped = lab.stop_daemon(args.daemon, kill=args.kill)
             print(f"lab: {args.daemon} {'stopped' if stopped else 'was not running'}")
             return 0
+        if args.command == "saturate":
+            return _saturate(lab, args)
+        if args.command == "clear":
+            cleared, problems = knobs.clear(lab, args.knob)
+            for problem in problems:
+                print(f"lab: could not undo: {problem}", file=sys.stderr)
+            print(f"lab: cleared {', '.join(cleared) if cleared else 'nothing (no such knob was on)'}")
+            return 1 if problems else 0
+        if args.command == "load":
+            result = load.run(lab, args.pattern, args.seconds)
+            size = load.PATTERNS[args.pattern].io_size
+            print(
+                f"lab: {result.pattern} from {result.where}: {result.seconds:.0f} s, {result.ops} ops, "
+                f"{result.iops:.0f} IOPS, {result.bytes_per_second(size) / 1e6:.1f} MB/s"
+            )
+            return 0
     except LabError as exc:
         print(f"lab: error: {exc}", file=sys.stderr)
         return 1
@@ -140,6 +206,28 @@ def main(argv: list[str] | None = None) -> int:
         print("lab: interrupted", file=sys.stderr)
         return 130
     return 2
+
+
+def _saturate(lab: Lab, args: argparse.Namespace) -> int:
+    if args.knob == "cpu":
+        if args.host is not None:
+            try:
+                osds = lab.topo.osds_on(lab.topo.host_named(args.host))
+            except KeyError as exc:
+                raise LabError(str(exc.args[0])) from exc
+        else:
+            osds = args.osd
+        for osd in osds:
+            lab.check_osd(osd)
+        made = knobs.saturate_cpu(lab, osds, args.cores)
+    elif args.knob == "media":
+        lab.check_osd(args.osd)
+        made = [knobs.saturate_media(lab, args.osd, args.iops, args.mbps)]
+    else:
+        made = [knobs.saturate_network(lab, args.host, args.rate)]
+    for knob in made:
+        print(f"lab: {knob['kind']} knob on {knob['target']}: {knobs.describe(knob)}")
+    return 0
 
 
 def env_line(directory: Path) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import os
 import shutil
 import subprocess
 import sys
@@ -14,13 +16,16 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from . import cephcli, cephconf, keyring, net, prereq, procs
+from . import cephcli, cephconf, cgroups, keyring, knobs, net, prereq, procs
 from .config import CONFIG_FILE, REPO_ROOT, LabConfig, LabError, load_config
 from .state import LabState
-from .topology import Topology, plan
+from .topology import Host, Topology, plan
 
 MODULE_SOURCE = REPO_ROOT / "mgr_module" / "perfwatch"
 MODULE_NAME = "perfwatch"
+NODE_EXPORTER = "prometheus-node-exporter"  # Debian's name for node_exporter
+# node_exporter's default also hides loop devices; the lab's OSDs live on them. Partitions stay hidden.
+DISK_EXCLUDE = r"^(ram|zram|fd|(h|s|v|xv)d[a-z]|nvme\d+n\d+p)\d+$"
 
 
 def _say(msg: str) -> None:
@@ -62,6 +67,9 @@ class Lab:
     def ceph(self, *args: str, timeout: float = 30.0, as_json: bool = True) -> Any:
         return cephcli.run(self.config.conf_path, *args, timeout=timeout, as_json=as_json)
 
+    def ceph_tool(self, tool: str, *args: str, timeout: float = 60.0, as_json: bool = True) -> Any:
+        return cephcli.run_tool(tool, self.config.conf_path, *args, timeout=timeout, as_json=as_json)
+
     def _save(self) -> None:
         self.state.save(self.dir)
 
@@ -74,13 +82,72 @@ class Lab:
             + [f"mgr.{m}" for m in self.config.mgrs]
             + [f"osd.{o.id}" for o in self.topo.osds]
             + [cephconf.rgw_name(self.config)]
+            + self.exporter_names()
         )
+
+    def exporter_names(self) -> list[str]:
+        """Per simulated host a node_exporter and a perfwatch host exporter; with namespaced hosts, one
+        more perfwatch exporter for the core (mon, mgrs, RGW), which no simulated host holds."""
+        names = []
+        for host in self.topo.hosts:
+            names += [f"node-exporter.{host.crush_name}", f"exporter.{host.crush_name}"]
+        if self.topo.namespaced:
+            names.append("exporter.core")
+        return names
+
+    def exporter_urls(self) -> dict[str, str]:
+        """Metrics URL of each exporter, by its daemon name."""
+        urls = {}
+        for name in self.exporter_names():
+            kind, where = name.split(".", 1)
+            address = self.topo.core_address if where == "core" else self._host_by_crush(where).address
+            port = self.config.node_exporter_port if kind == "node-exporter" else self.config.exporter_port
+            urls[name] = f"http://{address}:{port}/metrics"
+        return urls
+
+    def _host_by_crush(self, crush_name: str) -> Host:
+        return self.topo.host_named(crush_name)
+
+    def _exporter_argv(self, name: str) -> tuple[list[str], str | None, dict[str, str] | None]:
+        kind, where = name.split(".", 1)
+        host = None if where == "core" else self._host_by_crush(where)
+        address = self.topo.core_address if host is None else host.address
+        netns = None if host is None else host.netns
+        if kind == "node-exporter":
+            argv = [
+                NODE_EXPORTER,
+                f"--web.listen-address={address}:{self.config.node_exporter_port}",
+                f"--collector.diskstats.device-exclude={DISK_EXCLUDE}",
+                "--collector.qdisc",
+            ]
+            return argv, netns, None
+        argv = [
+            sys.executable,
+            "-m",
+            "perfwatch_host_exporter",
+            "--listen-address",
+            address,
+            "--port",
+            str(self.config.exporter_port),
+            "--hostname",
+            "core" if host is None else host.crush_name,
+            "--same-netns",
+            "--asok-dir",
+            str(self.dir / "run"),
+        ]
+        if netns is not None:  # `ip netns exec` hides /sys/fs/cgroup: mount the hierarchies again there
+            argv = ["sh", "-c", cgroups.remount_script() + ' && exec "$@"', "sh", *argv]
+        paths = [str(REPO_ROOT / "exporters"), str(REPO_ROOT / "mgr_module")]
+        return argv, netns, {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
 
     def daemon_argv(self, name: str) -> tuple[list[str], str | None]:
         if name not in self.daemon_names():
             raise LabError(f"no daemon {name!r} in this lab; daemons: {', '.join(self.daemon_names())}")
         conf = str(self.config.conf_path)
         kind, ident = name.split(".", 1)
+        if kind in ("exporter", "node-exporter"):
+            argv, netns, _env = self._exporter_argv(name)
+            return argv, netns
         if kind == "mon":
             return ["ceph-mon", "-f", "-c", conf, "-i", ident], None
         if kind == "mgr":
@@ -88,6 +155,10 @@ class Lab:
         if kind == "osd":
             return ["ceph-osd", "-f", "-c", conf, "-i", ident], self.topo.host_of(int(ident)).netns
         return ["radosgw", "-f", "-c", conf, "-n", name], None  # the lab's one RGW
+
+    def check_osd(self, osd_id: int) -> None:
+        if osd_id not in [o.id for o in self.topo.osds]:
+            raise LabError(f"no osd.{osd_id} in this lab (OSD ids are 0..{len(self.topo.osds) - 1})")
 
     def alive(self) -> dict[str, bool]:
         return {name: procs.is_alive(ref) for name, ref in self.state.daemons.items()}
@@ -193,14 +264,18 @@ class Lab:
         for osd in self.topo.osds:
             self._start(f"osd.{osd.id}")
         self._start(cephconf.rgw_name(self.config))
-        step("daemons started; enabling the perfwatch module")
+        for name in self.exporter_names():
+            self._start(name)
+        step("daemons and exporters started; enabling the perfwatch module")
         self._enable_module()
         step("waiting for all OSDs up and in, RGW answering, every PG active+clean, HEALTH_OK")
         wait_for(self._osds_up_in, 120, f"{self.config.osds} OSDs up and in")
         wait_for(self.rgw_answers, 90, f"RGW on {self.rgw_url()}")
         wait_for(self.pgs_clean, 120, "every PG active+clean")
         wait_for(self._health_ok, 120, "HEALTH_OK")
-        step("HEALTH_OK")
+        for name, url in self.exporter_urls().items():
+            wait_for(functools.partial(_answers, url), 30, f"{name} on {url}", 0.5)
+        step("HEALTH_OK; exporters answering")
 
     def _run(self, argv: list[str], netns: str | None = None, timeout: float = 120) -> None:
         if netns:
@@ -287,7 +362,13 @@ class Lab:
 
     def _start(self, name: str) -> None:
         argv, netns = self.daemon_argv(name)
-        self.state.daemons[name] = procs.spawn(argv, self.dir / "log" / f"{name}.stdout", netns=netns)
+        env = self._exporter_argv(name)[2] if name.startswith("exporter.") else None
+        ref = procs.spawn(argv, self.dir / "log" / f"{name}.stdout", netns=netns, env=env)
+        self.state.daemons[name] = ref
+        self._save()
+        knobs.reapply_to(self, name, ref.pid)
+
+    def save_state(self) -> None:
         self._save()
 
     def _active_mgr(self) -> str | None:
@@ -313,8 +394,8 @@ class Lab:
         self.ceph("mgr", "module", "enable", MODULE_NAME, as_json=False)
 
     def module_ports(self) -> dict[str, int]:
-        """The perfwatch endpoint port of each mgr: --module-port, then the ports after it."""
-        return {mgr: self.config.module_port + i for i, mgr in enumerate(self.config.mgrs)}
+        """The perfwatch endpoint port of each mgr (see LabConfig.module_ports)."""
+        return dict(zip(self.config.mgrs, self.config.module_ports(), strict=True))
 
     def module_urls(self) -> dict[str, str]:
         return {mgr: f"http://{self.topo.core_address}:{port}/" for mgr, port in self.module_ports().items()}
@@ -378,6 +459,11 @@ class Lab:
             procs.stop(self.state.daemons[name], grace=15)
             if procs.is_alive(self.state.daemons[name]):
                 problems.append(f"{name} (pid {self.state.daemons[name].pid}) would not stop")
+        problems += knobs.clear(self)[1]
+        recorded = {knob.get("group") for knob in self.state.knobs.values()}  # already reported above
+        for group in cgroups.existing(f"{self.config.name}-osd."):  # a knob whose record was lost
+            if group.name not in recorded:
+                problems += cgroups.remove(_controller_of(group), group.name)
         for osd_id, dev in self.state.loops.items():
             problems += _detach_loop(dev, self.dir / "devices" / f"osd.{osd_id}.img")
         problems += net.destroy(self.state)
@@ -407,6 +493,9 @@ class Lab:
                 name: {"pid": self.state.daemons[name].pid, "running": alive[name]} for name in self.state.daemons
             },
             "loop_devices": dict(self.state.loops),
+            "exporters": self.exporter_urls(),
+            "client": {"netns": self.topo.client.netns, "address": self.topo.client.address},
+            "knobs": {key: {**knob, "setting": knobs.describe(knob)} for key, knob in self.state.knobs.items()},
             "rgw": self.rgw_url(),
             "module_endpoints": self.module_urls(),
             "health": None,
@@ -427,6 +516,18 @@ class LabAlreadyRunning(LabError):
 def _stop_rank(name: str) -> int:
     kind = name.split(".", 1)[0]
     return {"client": 0, "osd": 1, "mgr": 2, "mon": 3}.get(kind, 0)
+
+
+def _controller_of(group: Path) -> str:
+    return "blkio" if group.parent == cgroups.find_mount("blkio") else "cpu"
+
+
+def _answers(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=3) as resp:
+            return resp.status == 200
+    except (urllib.error.URLError, ConnectionError, TimeoutError):
+        return False
 
 
 def _detach_loop(dev: str, image: Path) -> list[str]:

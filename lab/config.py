@@ -32,6 +32,8 @@ class LabConfig:
     mon_port: int = 3300
     rgw_port: int = 7480
     module_port: int = 9284
+    exporter_port: int = 9285  # the perfwatch host exporter, one per simulated host (and one for the core)
+    node_exporter_port: int = 9100  # node_exporter, one per simulated host
     subnet_index: int = 0  # hosts > 1: 198.18.<subnet_index>.0/24
     mgrs: tuple[str, ...] = ("x", "y")
 
@@ -48,17 +50,38 @@ class LabConfig:
             raise LabError(f"--osd-size {self.osd_size_gib} GiB: must be between 1 and 1024 GiB")
         if self.osd_backing not in ("loop", "file"):
             raise LabError(f"--backing {self.osd_backing!r}: must be 'loop' or 'file'")
-        ports = {"--mon-port": self.mon_port, "--rgw-port": self.rgw_port, "--module-port": self.module_port}
+        ports = self.single_ports()
+        ports["--module-port"] = self.module_port
         for flag, port in ports.items():
             if not 1024 <= port <= 65535 - len(self.mgrs):
                 raise LabError(f"{flag} {port}: must be between 1024 and {65535 - len(self.mgrs)}")
-        module_ports = set(range(self.module_port, self.module_port + len(self.mgrs)))
-        if len({self.mon_port, self.rgw_port} | module_ports) != 2 + len(module_ports):
-            raise LabError(f"ports must differ (the module uses one per mgr from --module-port): {ports}")
+        singles = set(self.single_ports().values())
+        if len(singles) != len(self.single_ports()) or self.module_port in singles:
+            raise LabError(f"ports must differ: {ports}")
         if not 0 <= self.subnet_index <= 255:
             raise LabError(f"--subnet-index {self.subnet_index}: must be between 0 and 255")
         if len(self.mgrs) < 1 or len(set(self.mgrs)) != len(self.mgrs):
             raise LabError(f"mgr names must be unique and at least one: {self.mgrs}")
+
+    def module_ports(self) -> list[int]:
+        """The perfwatch endpoint port of each mgr: --module-port, then the next ports no other option uses."""
+        taken = set(self.single_ports().values())
+        ports: list[int] = []
+        port = self.module_port
+        while len(ports) < len(self.mgrs):
+            if port not in taken:
+                ports.append(port)
+            port += 1
+        return ports
+
+    def single_ports(self) -> dict[str, int]:
+        """Every port option but --module-port (which takes one port per mgr), by its flag."""
+        return {
+            "--mon-port": self.mon_port,
+            "--rgw-port": self.rgw_port,
+            "--exporter-port": self.exporter_port,
+            "--node-exporter-port": self.node_exporter_port,
+        }
 
     @property
     def osd_size_bytes(self) -> int:

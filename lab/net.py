@@ -8,7 +8,7 @@ from pathlib import Path
 
 from .config import LabError
 from .state import LabState
-from .topology import Topology
+from .topology import Host, Topology
 
 
 def _ip(*args: str) -> None:
@@ -25,9 +25,15 @@ def netns_exists(name: str) -> bool:
     return Path(f"/run/netns/{name}").exists()
 
 
+def namespaced_hosts(topo: Topology) -> list[Host]:
+    """The simulated hosts and the load client: everything that gets a namespace and a veth."""
+    return [h for h in (*topo.hosts, topo.client) if h.netns]
+
+
 def check_free(topo: Topology) -> None:
-    taken = [n for n in ([topo.bridge] + [h.veth for h in topo.hosts]) if n and link_exists(n)]
-    taken += [h.netns for h in topo.hosts if h.netns and netns_exists(h.netns)]
+    everyone = namespaced_hosts(topo)
+    taken = [n for n in ([topo.bridge] + [h.veth for h in everyone]) if n and link_exists(n)]
+    taken += [h.netns for h in everyone if h.netns and netns_exists(h.netns)]
     if taken:
         raise LabError(
             f"network names {taken} already exist: another lab with this --name runs; "
@@ -45,7 +51,7 @@ def create(topo: Topology, state: LabState, save: Callable[[], None]) -> None:
     save()
     _ip("addr", "add", f"{topo.core_address}/{topo.prefix_len}", "dev", topo.bridge)
     _ip("link", "set", topo.bridge, "up")
-    for host in topo.hosts:
+    for host in namespaced_hosts(topo):
         assert host.netns and host.veth
         _ip("netns", "add", host.netns)
         state.netns.append(host.netns)
@@ -80,6 +86,6 @@ def destroy(state: LabState) -> list[str]:
 
 
 def interface_bytes(link: str) -> tuple[int, int]:
-    """(rx, tx) byte counters of a root-namespace link."""
+    """(rx, tx) byte counters of a root-namespace link. A host's veth: rx is what the host sent."""
     base = Path(f"/sys/class/net/{link}/statistics")
     return int((base / "rx_bytes").read_text()), int((base / "tx_bytes").read_text())

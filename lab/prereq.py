@@ -21,6 +21,9 @@ BINARIES = {
     "monmaptool": "ceph-common",
     "ip": "iproute2",
     "losetup": "mount",
+    "prometheus-node-exporter": "prometheus-node-exporter",
+    "tc": "iproute2",
+    "rbd": "ceph-common",
 }
 MGR_MODULES_DIR = Path("/usr/share/ceph/mgr")
 
@@ -40,6 +43,7 @@ def check_binaries(config: LabConfig) -> None:
         missing.pop("losetup", None)
     if config.hosts == 1:
         missing.pop("ip", None)
+        missing.pop("tc", None)
     if missing:
         pkgs = " ".join(sorted(set(missing.values())))
         raise LabError(f"missing {', '.join(sorted(missing))}: run `apt-get install -y {pkgs}` (or `make demo`)")
@@ -59,8 +63,8 @@ def port_in_use(port: int, host: str = "0.0.0.0") -> bool:
 
 
 def check_ports(config: LabConfig) -> None:
-    module_ports = [("--module-port", config.module_port + i) for i in range(len(config.mgrs))]
-    for flag, port in (("--mon-port", config.mon_port), ("--rgw-port", config.rgw_port), *module_ports):
+    module_ports = [("--module-port", port) for port in config.module_ports()]
+    for flag, port in (*config.single_ports().items(), *module_ports):
         if port_in_use(port):
             raise LabError(f"port {port} ({flag}) is already in use: stop what holds it or pick another with {flag}")
 

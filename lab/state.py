@@ -6,6 +6,7 @@ import dataclasses
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 from .procs import ProcRef
 
@@ -20,6 +21,8 @@ class LabState:
     loops: dict[str, str] = dataclasses.field(default_factory=dict)  # osd id -> /dev/loopN
     netns: list[str] = dataclasses.field(default_factory=list)
     links: list[str] = dataclasses.field(default_factory=list)  # root-namespace links we created
+    # "cpu:osd.1", "network:pwlab-host2", ... -> what the knob set, and what undoing it needs
+    knobs: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
 
     def to_json(self) -> str:
         return json.dumps(
@@ -29,6 +32,7 @@ class LabState:
                 "loops": self.loops,
                 "netns": self.netns,
                 "links": self.links,
+                "knobs": self.knobs,
             },
             indent=2,
             sort_keys=True,
@@ -43,6 +47,7 @@ class LabState:
             loops=dict(data.get("loops", {})),
             netns=list(data.get("netns", [])),
             links=list(data.get("links", [])),
+            knobs=dict(data.get("knobs", {})),
         )
 
     def save(self, directory: Path) -> None:

@@ -32,10 +32,22 @@ class Topology:
     prefix_len: int
     hosts: tuple[Host, ...]
     osds: tuple[Osd, ...]
+    client: Host  # where `lab load` runs its client: a namespace of its own when hosts are namespaced
 
     @property
     def namespaced(self) -> bool:
         return self.bridge is not None
+
+    def host_named(self, name: str) -> Host:
+        """A host by its index ("2"), short name ("h2", "host2") or CRUSH name ("pwlab-host2")."""
+        for host in self.hosts:
+            if name in (str(host.index), f"h{host.index}", f"host{host.index}", host.crush_name):
+                return host
+        names = ", ".join(h.crush_name for h in self.hosts)
+        raise KeyError(f"no host {name!r} in this lab (hosts: {names}; or give the index 1..{len(self.hosts)})")
+
+    def osds_on(self, host: Host) -> list[int]:
+        return [o.id for o in self.osds if o.host == host]
 
     def host_of(self, osd_id: int) -> Host:
         for osd in self.osds:
@@ -50,6 +62,7 @@ def plan(config: LabConfig) -> Topology:
         host = Host(index=1, crush_name=f"{config.name}-host1", netns=None, veth=None, address="127.0.0.1")
         hosts: tuple[Host, ...] = (host,)
         core, bridge = "127.0.0.1", None
+        client = Host(index=0, crush_name="client", netns=None, veth=None, address="127.0.0.1")
     else:
         net = f"198.18.{config.subnet_index}"
         core, bridge = f"{net}.1", f"{config.name}-br"
@@ -63,5 +76,8 @@ def plan(config: LabConfig) -> Topology:
             )
             for i in range(1, config.hosts + 1)
         )
+        client = Host(
+            index=0, crush_name="client", netns=f"{config.name}-cl", veth=f"{config.name}-cl", address=f"{net}.250"
+        )
     osds = tuple(Osd(id=i, host=hosts[i % len(hosts)]) for i in range(config.osds))
-    return Topology(core_address=core, bridge=bridge, prefix_len=24, hosts=hosts, osds=osds)
+    return Topology(core_address=core, bridge=bridge, prefix_len=24, hosts=hosts, osds=osds, client=client)

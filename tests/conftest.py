@@ -4,6 +4,6 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-for path in (REPO, REPO / "mgr_module"):
+for path in (REPO, REPO / "mgr_module", REPO / "exporters"):
     if str(path) not in sys.path:
         sys.path.insert(0, str(path))

@@ -14,6 +14,7 @@ SESSION_LAB_DIR = Path(os.environ.get("PERFWATCH_TEST_LAB_DIR", REPO / ".lab-tes
 SESSION_LAB_ARGS = (
     "--hosts", "3", "--name", "pwtest", "--subnet-index", "1",
     "--mon-port", "13300", "--rgw-port", "17480", "--module-port", "19284",
+    "--exporter-port", "19285", "--node-exporter-port", "19100",
 )  # fmt: skip
 
 
@@ -35,8 +36,8 @@ def lab() -> Iterator[LabHandle]:
     try:
         yield handle
     finally:
-        state, netns, links = snapshot(SESSION_LAB_DIR)
+        state, netns, links, name = snapshot(SESSION_LAB_DIR)
         down = run_lab(SESSION_LAB_DIR, "down")
         assert down.returncode == 0, down.stderr
-        left = leftovers(SESSION_LAB_DIR, state, netns, links)
+        left = leftovers(SESSION_LAB_DIR, state, netns, links, name)
         assert not left, f"`down` left these behind: {left}"

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from lab import cephcli, net
+from lab import cephcli, cgroups, net
 from lab.cluster import Lab
 from lab.config import load_config
 from lab.state import LabState
@@ -73,17 +73,18 @@ class LabHandle:
         return {**os.environ, "CEPH_CONF": str(self.conf)}
 
 
-def snapshot(directory: Path) -> tuple[LabState, list[str], list[str]]:
-    """What a lab in `directory` created: its state, namespace names and link names (from its config)."""
+def snapshot(directory: Path) -> tuple[LabState, list[str], list[str], str]:
+    """What a lab in `directory` created: its state, namespace and link names, and the lab's name."""
     config = load_config(directory)
     assert config is not None, f"no lab in {directory}"
     topo = plan(config)
-    netns = [h.netns for h in topo.hosts if h.netns]
-    links = [n for n in [topo.bridge, *(h.veth for h in topo.hosts)] if n]
-    return LabState.load(directory), netns, links
+    everyone = net.namespaced_hosts(topo)
+    netns = [h.netns for h in everyone if h.netns]
+    links = [n for n in [topo.bridge, *(h.veth for h in everyone)] if n]
+    return LabState.load(directory), netns, links, config.name
 
 
-def leftovers(directory: Path, state: LabState, netns: list[str], links: list[str]) -> list[str]:
+def leftovers(directory: Path, state: LabState, netns: list[str], links: list[str], name: str) -> list[str]:
     """Everything of a lab that still exists after `down`: processes, namespaces, links, loops, mounts, files."""
     from lab import procs
 
@@ -96,6 +97,7 @@ def leftovers(directory: Path, state: LabState, netns: list[str], links: list[st
             found.append(f"loop device /dev/{loop.name} -> {backing.read_text().strip()}")
     mounts = Path("/proc/mounts").read_text().splitlines()
     found += [f"mount {m}" for m in mounts if str(directory) in m or any(f"/run/netns/{ns} " in m for ns in netns)]
+    found += [f"cgroup {group}" for group in cgroups.existing(f"{name}-osd.")]
     if directory.exists():
         found.append(f"directory {directory}")
     return found

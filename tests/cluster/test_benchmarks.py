@@ -13,7 +13,6 @@ import pytest
 
 from lab.cephcli import CephCommandError
 
-from .blkio import write_bps_limit
 from .labutil import LabHandle, run_lab, wait_until
 
 INTERVAL = 5
@@ -257,9 +256,10 @@ def test_a_throttled_osd_raises_the_regression_check_and_clearing_it_clears_it(
     bench.ceph("perfwatch", "bench", "reset-baseline", "--kind", "osd", as_json=False)
     for _ in range(3):  # enough results for a baseline (baseline_min_results is 3)
         assert finished(bench, start(bench, "--kind", "osd", "--osd", str(victim), "--mib-4m", "32"))["state"] == "done"
-    pid = bench.lab.state.daemons[f"osd.{victim}"].pid
-    dev = bench.lab.state.loops[str(victim)]
-    with write_bps_limit(pid, dev, 8 * 1024 * 1024, "pwtest-throttle"):
+    # The lab's media knob: 300 IOPS and 8 MB/s for the OSD on the disk under its loop device.
+    knob = run_lab(bench.dir, "saturate", "media", "--osd", str(victim), "--iops", "300", "--mbps", "8")
+    assert knob.returncode == 0, knob.stderr
+    try:
         run = finished(bench, start(bench, "--kind", "osd", "--osd", str(victim), "--mib-4m", "32"))
         assert run["state"] == "done", run
         throttled = {r["metric"]: r["value"] for r in results(bench, run["run_id"])}
@@ -272,6 +272,9 @@ def test_a_throttled_osd_raises_the_regression_check_and_clearing_it_clears_it(
         )
         assert f"osd.{victim}" in check["summary"]["message"]
         assert any(f"osd/write_throughput_4m/osd.{victim}" in d["message"] for d in check["detail"])
+    finally:
+        cleared = run_lab(bench.dir, "clear", "media")
+        assert cleared.returncode == 0, cleared.stderr
     run = finished(bench, start(bench, "--kind", "osd", "--osd", str(victim), "--mib-4m", "32"))
     assert run["state"] == "done"
     print(f"unthrottled osd.{victim}: { {r['metric']: r['value'] for r in results(bench, run['run_id'])} }")

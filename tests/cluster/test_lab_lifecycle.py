@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import socket
 from pathlib import Path
@@ -13,7 +14,10 @@ from lab import cephcli
 from .labutil import REPO, leftovers, run_lab, snapshot
 
 LIFECYCLE_DIR = (REPO / ".lab-test-default").resolve()
-ARGS = ("--name", "pwone", "--mon-port", "23300", "--rgw-port", "27480", "--module-port", "29284")
+ARGS = (
+    "--name", "pwone", "--mon-port", "23300", "--rgw-port", "27480", "--module-port", "29284",
+    "--exporter-port", "29285", "--node-exporter-port", "29100",
+)  # fmt: skip
 
 
 @pytest.mark.own_lab
@@ -24,7 +28,7 @@ def test_default_lab_is_healthy_refuses_a_second_up_and_down_leaves_nothing() ->
     assert up.returncode == 0, up.stderr
     seconds = float(re.search(r"HEALTH_OK in ([\d.]+) s", up.stdout).group(1))
     print(f"\ndefault lab reached HEALTH_OK in {seconds:.1f} s")
-    state, netns, links = snapshot(LIFECYCLE_DIR)
+    state, netns, links, name = snapshot(LIFECYCLE_DIR)
     try:
         conf = LIFECYCLE_DIR / "ceph.conf"
         assert cephcli.run(conf, "health")["status"] == "HEALTH_OK"
@@ -42,10 +46,19 @@ def test_default_lab_is_healthy_refuses_a_second_up_and_down_leaves_nothing() ->
 
         env = run_lab(LIFECYCLE_DIR, "env")
         assert env.stdout.strip() == f"export CEPH_CONF={conf}"
+
+        # A knob left on is undone by `down` (checked by leftovers() below); status shows it meanwhile.
+        knob = run_lab(LIFECYCLE_DIR, "saturate", "cpu", "--osd", "0", "--cores", "0.5")
+        assert knob.returncode == 0, knob.stderr
+        status = json.loads(run_lab(LIFECYCLE_DIR, "status", "--format", "json").stdout)
+        assert status["knobs"]["cpu:osd.0"]["setting"].startswith("0.5 cores")
+        assert set(status["exporters"]) == {"node-exporter.pwone-host1", "exporter.pwone-host1"}
+        shaped = run_lab(LIFECYCLE_DIR, "saturate", "network", "--host", "1", "--rate", "10mbit")
+        assert shaped.returncode == 1 and "--hosts 2 or more" in shaped.stderr
     finally:
         down = run_lab(LIFECYCLE_DIR, "down")
     assert down.returncode == 0, down.stderr
-    assert leftovers(LIFECYCLE_DIR, state, netns, links) == []
+    assert leftovers(LIFECYCLE_DIR, state, netns, links, name) == []
 
 
 def test_a_taken_port_is_a_one_line_error_and_nothing_is_created(tmp_path: Path) -> None:

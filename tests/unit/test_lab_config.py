@@ -17,6 +17,8 @@ from lab.config import LabConfig, LabError, load_config, resolve_directory
         ({"osd_backing": "nbd"}, "--backing"),
         ({"mon_port": 80}, "--mon-port 80"),
         ({"rgw_port": 3300}, "ports must differ"),
+        ({"exporter_port": 9100}, "ports must differ"),
+        ({"node_exporter_port": 22}, "--node-exporter-port 22"),
         ({"subnet_index": 256}, "--subnet-index"),
         ({"mgrs": ("x", "x")}, "mgr names"),
     ],
@@ -50,3 +52,8 @@ def test_directory_resolution_order(monkeypatch: pytest.MonkeyPatch, tmp_path: P
     assert resolve_directory(str(tmp_path / "arg")) == tmp_path / "arg"
     monkeypatch.delenv("PERFWATCH_LAB_DIR")
     assert resolve_directory(None).name == ".lab"
+
+
+def test_standby_mgr_ports_skip_the_ports_other_options_use() -> None:
+    assert LabConfig().module_ports() == [9284, 9286]  # 9285 is the host exporter's
+    assert LabConfig(module_port=19284, exporter_port=19300).module_ports() == [19284, 19285]

@@ -1,3 +1,5 @@
+import pytest
+
 from lab.config import LabConfig
 from lab.topology import plan
 
@@ -30,3 +32,18 @@ def test_interface_names_fit_the_kernel_limit_for_the_longest_name() -> None:
     topo = plan(LabConfig(name="abcdefgh", hosts=32, osds=32))
     names = [topo.bridge] + [h.veth for h in topo.hosts] + [f"{h.veth}p" for h in topo.hosts]
     assert max(len(n) for n in names if n) <= 15
+
+
+def test_the_load_client_has_a_namespace_of_its_own_only_when_hosts_do() -> None:
+    assert plan(LabConfig()).client.netns is None
+    client = plan(LabConfig(hosts=3, subnet_index=7)).client
+    assert (client.netns, client.veth, client.address) == ("pwlab-cl", "pwlab-cl", "198.18.7.250")
+    assert client.address not in [h.address for h in plan(LabConfig(hosts=32, osds=32)).hosts]
+
+
+def test_hosts_are_found_by_index_short_name_or_crush_name() -> None:
+    topo = plan(LabConfig(hosts=3))
+    assert {topo.host_named(n).index for n in ("2", "h2", "host2", "pwlab-host2")} == {2}
+    assert topo.osds_on(topo.host_named("3")) == [2]
+    with pytest.raises(KeyError, match=r"no host 'h9'.*pwlab-host1, pwlab-host2, pwlab-host3"):
+        topo.host_named("h9")

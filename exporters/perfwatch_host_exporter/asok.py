@@ -1,0 +1,98 @@
+"""The Ceph admin socket protocol, and where a daemon's socket is.
+
+Protocol: connect to the AF_UNIX stream socket, send the JSON command followed by a NUL byte, read a
+4-byte big-endian length, then that many bytes of reply. A failed command answers with text that
+starts "ERROR:" (Pacific: "ERROR: (22) Invalid argument\\nunknown command prefix ...").
+"""
+
+import json
+import os
+import socket
+import struct
+import time
+from typing import Any, Callable, Dict, List, Tuple
+
+from .identity import Identity
+
+AsokCall = Callable[[str, Dict[str, Any], float], Any]  # (socket path, command, timeout) -> the JSON reply
+
+MAX_REPLY = 64 << 20  # a perf dump is well under a megabyte
+_SUN_PATH_MAX = 107  # sockaddr_un.sun_path holds 108 bytes with the NUL
+
+PERF_DUMP = {"prefix": "perf dump", "format": "json"}
+
+
+def config_get(var: str) -> Dict[str, Any]:
+    return {"prefix": "config get", "var": var, "format": "json"}
+
+
+class AsokError(Exception):
+    pass
+
+
+def _connect(sock: socket.socket, path: str) -> None:
+    if len(os.fsencode(path)) <= _SUN_PATH_MAX:
+        sock.connect(path)
+        return
+    # Too long for sun_path (/proc/PID/root/... adds up): connect through an O_PATH descriptor instead.
+    fd = os.open(path, os.O_PATH)
+    try:
+        sock.connect("/proc/self/fd/{}".format(fd))
+    finally:
+        os.close(fd)
+
+
+def _recv_exact(sock: socket.socket, size: int, deadline: float) -> bytes:
+    chunks: List[bytes] = []
+    got = 0
+    while got < size:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise AsokError("timed out")
+        sock.settimeout(remaining)
+        chunk = sock.recv(min(size - got, 1 << 20))
+        if not chunk:
+            raise AsokError("connection closed after {} of {} bytes".format(got, size))
+        chunks.append(chunk)
+        got += len(chunk)
+    return b"".join(chunks)
+
+
+def call(path: str, command: Dict[str, Any], timeout: float) -> Any:
+    """Send one command; the decoded JSON reply. Raises AsokError (timeouts, errors, bad replies)."""
+    deadline = time.monotonic() + timeout
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.settimeout(timeout)
+        _connect(sock, path)
+        sock.sendall(json.dumps(command).encode("utf-8") + b"\0")
+        (length,) = struct.unpack(">I", _recv_exact(sock, 4, deadline))
+        if length > MAX_REPLY:
+            raise AsokError("reply of {} bytes is too large".format(length))
+        body = _recv_exact(sock, length, deadline)
+    except socket.timeout:
+        raise AsokError("timed out") from None
+    except OSError as exc:
+        raise AsokError("{}: {}".format(path, exc.strerror or exc)) from None
+    finally:
+        sock.close()
+    text = body.decode("utf-8", "replace")
+    if text.startswith("ERROR:"):
+        raise AsokError(" ".join(text.split()))
+    try:
+        return json.loads(text)
+    except ValueError:
+        raise AsokError("reply is not JSON: {!r}".format(text[:80])) from None
+
+
+def candidates(ident: Identity, asok_dirs: List[str]) -> List[Tuple[str, str]]:
+    """Where the daemon's socket may be, in order, as (view, path): view "daemon" is the daemon's own
+    root (/proc/PID/root), "host" is the exporter's. --admin-socket from the daemon's argv first, then
+    Ceph's default /var/run/ceph/$cluster-$name.asok, then each --asok-dir of the exporter."""
+    name = "{}-{}.asok".format(ident.cluster, ident.entity)
+    found: List[Tuple[str, str]] = []
+    if ident.admin_socket:
+        found.append(("daemon", ident.admin_socket))
+    found.append(("daemon", "/var/run/ceph/" + name))
+    found.extend(("host", os.path.join(d, name)) for d in asok_dirs)
+    return found

@@ -1,0 +1,131 @@
+"""Command line: options, logging, the HTTP server (the module's perfwatch.server), clean shutdown."""
+
+import argparse
+import ipaddress
+import logging
+import signal
+import socket
+import sys
+import threading
+from typing import Any, List, NoReturn, Optional
+
+from perfwatch.server import HttpServer
+
+from . import network
+from .app import make_app
+from .collector import Collector, Settings
+
+PROG = "perfwatch-host-exporter"
+DEFAULT_PORT = 9285
+
+log = logging.getLogger("perfwatch_host_exporter")
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        """One line on stderr and exit status 2 (argparse's usage block is left out)."""
+        sys.stderr.write("{}: error: {}\n".format(self.prog, message))
+        sys.exit(2)
+
+
+def _port(text: str) -> int:
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("not a port number: {!r}".format(text)) from None
+    if not 1 <= port <= 65535:
+        raise argparse.ArgumentTypeError("port {} is out of range 1-65535".format(port))
+    return port
+
+
+def _address(text: str) -> str:
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("not an IP address: {!r}".format(text)) from None
+    return text
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("not a number of seconds: {!r}".format(text)) from None
+    if not 0 < value <= 60:
+        raise argparse.ArgumentTypeError("{} is outside (0, 60] seconds".format(text))
+    return value
+
+
+def _name(text: str) -> str:
+    if not text.strip():
+        raise argparse.ArgumentTypeError("must not be empty")
+    return text.strip()
+
+
+def parser() -> argparse.ArgumentParser:
+    p = _Parser(
+        prog=PROG,
+        description="Per-host Prometheus exporter for Ceph daemons: CPU, cgroup throttling, OSD devices, "
+        "RGW bucket-index work, link capacity. Serves /metrics.",
+    )
+    p.add_argument("--listen-address", type=_address, default="0.0.0.0", help="IP address to bind (default 0.0.0.0)")
+    p.add_argument("--port", type=_port, default=DEFAULT_PORT, help="TCP port (default {})".format(DEFAULT_PORT))
+    p.add_argument(
+        "--hostname", type=_name, default=None, help="the hostname label on every sample (default: this host's name)"
+    )
+    p.add_argument("--cluster", type=_name, default=None, help="only daemons of this cluster name (default: all)")
+    p.add_argument(
+        "--same-netns",
+        action="store_true",
+        help="only daemons in the exporter's own network namespace (one exporter per simulated host)",
+    )
+    p.add_argument(
+        "--asok-dir",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="also look for admin sockets as DIR/$cluster-$name.asok (repeatable; tried after --admin-socket "
+        "in the daemon's argv and /var/run/ceph)",
+    )
+    p.add_argument(
+        "--asok-timeout", type=_seconds, default=2.0, metavar="SECONDS", help="admin socket timeout (default 2)"
+    )
+    p.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="info")
+    return p
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    args = parser().parse_args(argv)
+    level = getattr(logging, args.log_level.upper())
+    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    # the module's server logs its own start line; ours says more, so its info is quieted
+    http_log = logging.getLogger("perfwatch_host_exporter.http")
+    http_log.setLevel(level if level <= logging.DEBUG else max(level, logging.WARNING))
+    hostname = args.hostname or socket.gethostname()
+    settings = Settings(
+        hostname=hostname,
+        cluster=args.cluster,
+        same_netns=args.same_netns,
+        asok_dirs=tuple(args.asok_dir),
+        asok_timeout=args.asok_timeout,
+    )
+    collector = Collector(settings, tc=network.default_tc(), log=log)
+    server = HttpServer(make_app(collector.render, hostname), args.listen_address, args.port, http_log)
+    stop = threading.Event()
+
+    def on_signal(signum: int, frame: Any) -> None:
+        stop.set()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    try:
+        server.start()
+    except OSError as exc:
+        sys.stderr.write("{}: cannot listen on {}:{}: {}\n".format(PROG, args.listen_address, args.port, exc))
+        return 1
+    log.info("serving http://%s:%d/metrics for hostname %s", args.listen_address, args.port, hostname)
+    while not stop.wait(1.0):
+        pass
+    log.info("stopping")
+    server.stop()
+    return 0

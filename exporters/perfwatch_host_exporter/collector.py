@@ -1,0 +1,158 @@
+"""One collection: find the daemons, read what the host knows of each, render. Scrapes take turns."""
+
+import logging
+import os
+import threading
+import time
+from typing import Callable, List, NamedTuple, Optional, Set, Tuple
+
+from perfwatch.counters import Labels, Sample
+from perfwatch.exposition import render
+
+from . import asok, network, rgw
+from . import families as f
+from .cgroup_reader import CgroupError, CgroupReader
+from .discovery import Daemon, scan
+from .errors import ErrorCounter
+from .fsroot import Root
+from .osd_map import Key, OsdDeviceMap
+from .procfs import ProcStat, parse_stat
+from .sockets import DaemonSockets
+
+
+class Settings(NamedTuple):
+    hostname: str
+    cluster: Optional[str] = None  # only daemons of this cluster; None: all
+    same_netns: bool = False  # only daemons in the exporter's network namespace
+    asok_dirs: Tuple[str, ...] = ()
+    asok_timeout: float = 2.0
+
+
+class Collector:
+    def __init__(
+        self,
+        settings: Settings,
+        root: Optional[Root] = None,
+        asok_call: asok.AsokCall = asok.call,
+        tc: Optional[network.TcRunner] = None,
+        clk_tck: Optional[int] = None,
+        page_size: Optional[int] = None,
+        clock: Callable[[], float] = time.monotonic,
+        log: Optional[logging.Logger] = None,
+    ) -> None:
+        self.settings = settings
+        self.root = root if root is not None else Root("/")
+        self.tc = tc
+        self.clk_tck = clk_tck or os.sysconf("SC_CLK_TCK")
+        self.page_size = page_size or os.sysconf("SC_PAGE_SIZE")
+        self.clock = clock
+        self.log = log or logging.getLogger(__name__)
+        self.errors = ErrorCounter(self.log)
+        self.sockets = DaemonSockets(self.root, asok_call, list(settings.asok_dirs), settings.asok_timeout)
+        self.cgroups = CgroupReader(self.root)
+        self.osd_map = OsdDeviceMap(self.root, self.sockets, self.errors, clock)
+        self._lock = threading.Lock()
+
+    def render(self) -> str:
+        return render(f.FAMILIES, self.collect())
+
+    def collect(self) -> List[Sample]:
+        with self._lock:
+            return self._collect()
+
+    def _collect(self) -> List[Sample]:
+        started = self.clock()
+        host: Labels = (("hostname", self.settings.hostname),)
+        try:
+            daemons = scan(self.root, self.settings.cluster, self.settings.same_netns, self.errors)
+        except OSError as exc:
+            self.errors("proc", "scanning /proc: {}".format(exc))
+            daemons = []
+        try:
+            self.cgroups.refresh_mounts()
+            cgroups_readable = True
+        except (OSError, ValueError) as exc:
+            self.errors("cgroup", "reading /proc/self/mountinfo: {}".format(exc))
+            cgroups_readable = False
+        samples: List[Sample] = []
+        live: Set[Key] = set()
+        for daemon in daemons:
+            try:
+                samples.extend(self._daemon(daemon, cgroups_readable, live))
+            except Exception as exc:  # one bad daemon never breaks a scrape
+                self.log.debug("%s", daemon, exc_info=True)
+                self.errors("proc", "{}: {}: {}".format(daemon.ident.label, type(exc).__name__, exc))
+        self.osd_map.keep_only(live)
+        samples.extend(self._network(host))
+        samples.append(Sample(f.SCRAPE_DURATION, "", host, self.clock() - started))
+        for source in f.ERROR_SOURCES:
+            samples.append(Sample(f.SCRAPE_ERRORS, "", (*host, ("source", source)), self.errors.counts[source]))
+        samples.append(Sample(f.DAEMONS, "", host, len(daemons)))
+        return samples
+
+    def _daemon(self, daemon: Daemon, cgroups_readable: bool, live: Set[Key]) -> List[Sample]:
+        label = daemon.ident.label
+        base: Labels = (("ceph_daemon", label), ("hostname", self.settings.hostname))
+        try:
+            st = parse_stat(self.root.read_text("/proc/{}/stat".format(daemon.pid)))
+        except (OSError, ValueError) as exc:
+            self.errors("proc", "{} (pid {}): stat: {}".format(label, daemon.pid, exc))
+            return []
+        live.add((daemon.pid, st.start_ticks))
+        samples = self._process(st, base)
+        if cgroups_readable:
+            samples.extend(self._cgroup(daemon, base))
+        if daemon.ident.kind == "osd":
+            for row in self.osd_map.rows(daemon, st.start_ticks):
+                labels = (*base, ("role", row.role), ("device", row.device), ("partition", row.partition))
+                samples.append(Sample(f.OSD_DEVICE, "", (*labels, ("via", row.via)), 1))
+        if daemon.ident.kind == "rgw":
+            samples.extend(self._rgw(daemon, base))
+        return samples
+
+    def _process(self, st: ProcStat, base: Labels) -> List[Sample]:
+        return [
+            Sample(f.CPU_SECONDS, "", (*base, ("mode", "user")), st.utime_ticks / self.clk_tck),
+            Sample(f.CPU_SECONDS, "", (*base, ("mode", "system")), st.stime_ticks / self.clk_tck),
+            Sample(f.THREADS, "", base, st.threads),
+            Sample(f.RSS, "", base, st.rss_pages * self.page_size),
+        ]
+
+    def _cgroup(self, daemon: Daemon, base: Labels) -> List[Sample]:
+        try:
+            cg = self.cgroups.read(daemon.pid)
+        except (OSError, ValueError, CgroupError) as exc:
+            self.errors("cgroup", "{}: {}".format(daemon.ident.label, exc))
+            return []
+        if cg is None:
+            return []
+        info = (*base, ("cgroup_version", cg.version), ("cgroup", cg.path))
+        samples = [Sample(f.CGROUP_INFO, "", info, 1)]
+        if cg.limit_cores is not None:
+            samples.append(Sample(f.CPU_LIMIT, "", base, cg.limit_cores))
+        if cg.throttling is not None:
+            samples.append(Sample(f.CPU_PERIODS, "", base, cg.throttling.periods))
+            samples.append(Sample(f.CPU_THROTTLED_PERIODS, "", base, cg.throttling.throttled_periods))
+            samples.append(Sample(f.CPU_THROTTLED_SECONDS, "", base, cg.throttling.throttled_seconds))
+        return samples
+
+    def _rgw(self, daemon: Daemon, base: Labels) -> List[Sample]:
+        try:
+            dump = self.sockets.ask(daemon, asok.PERF_DUMP)
+        except (asok.AsokError, OSError) as exc:
+            self.errors("asok", "{}: perf dump: {}".format(daemon.ident.label, exc))
+            return []
+        ops = rgw.objecter_ops(dump) if isinstance(dump, dict) else {}
+        return [Sample(f.RGW_OBJECTER_OPS, "", (*base, ("op", op)), ops[op]) for op, _ in rgw.OPS if op in ops]
+
+    def _network(self, host: Labels) -> List[Sample]:
+        try:
+            links = network.capacities(self.root, self.tc, lambda message: self.errors("network", message))
+        except OSError as exc:
+            self.errors("network", "listing /sys/class/net: {}".format(exc))
+            return []
+        rows = []
+        for link in links:
+            labels = (*host, ("device", link.device), ("source", link.source))
+            rows.append(Sample(f.LINK_CAPACITY, "", labels, link.bytes_per_second))
+        return rows

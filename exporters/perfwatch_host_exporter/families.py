@@ -1,0 +1,62 @@
+"""The exporter's metric families (names without the ceph_perfwatch_ prefix that render() adds).
+
+The exporter's own table: the module's perfwatch.counters.FAMILIES is not used."""
+
+from typing import Dict
+
+from perfwatch.counters import Family
+
+FAMILIES: Dict[str, Family] = {}
+
+
+def _family(name: str, type_: str, help_: str) -> str:
+    FAMILIES[name] = Family(name, type_, help_)
+    return name
+
+
+# --- per daemon: ceph_daemon, hostname --------------------------------------------------------------
+CPU_SECONDS = _family("daemon_cpu_seconds_total", "counter", "CPU seconds the daemon has used, by mode (user, system)")
+THREADS = _family("daemon_threads", "gauge", "Threads of the daemon's process")
+RSS = _family("daemon_resident_memory_bytes", "gauge", "Resident memory of the daemon's process")
+CGROUP_INFO = _family("daemon_cgroup_info", "gauge", "The daemon's CPU cgroup (path and cgroup version); always 1")
+CPU_LIMIT = _family(
+    "daemon_cgroup_cpu_limit_cores",
+    "gauge",
+    "CPU cores the daemon's cgroup may use: the smallest quota over its cgroup and its ancestors",
+)
+CPU_PERIODS = _family(
+    "daemon_cgroup_cpu_periods_total", "counter", "CFS enforcement periods of the daemon's cgroup with runnable tasks"
+)
+CPU_THROTTLED_PERIODS = _family(
+    "daemon_cgroup_cpu_throttled_periods_total", "counter", "CFS periods in which the daemon's cgroup was throttled"
+)
+CPU_THROTTLED_SECONDS = _family(
+    "daemon_cgroup_cpu_throttled_seconds_total", "counter", "Seconds the daemon's cgroup spent throttled"
+)
+OSD_DEVICE = _family(
+    "osd_device_info",
+    "gauge",
+    "Kernel block devices beneath an OSD's BlueStore block, block.db and block.wal (device as in "
+    "/proc/diskstats and node_disk_*); always 1",
+)
+RGW_OBJECTER_OPS = _family(
+    "rgw_objecter_ops_total",
+    "counter",
+    "RADOS operations an RGW sent that do bucket-index work: cls calls and omap reads, writes, deletes",
+)
+
+# --- host: hostname --------------------------------------------------------------------------------
+LINK_CAPACITY = _family(
+    "network_link_capacity_bytes",
+    "gauge",
+    "Bytes per second an interface can send: its root tbf/htb shaping rate (source=tc), else its link speed",
+)
+
+# --- the exporter itself: hostname -----------------------------------------------------------------
+SCRAPE_DURATION = _family("exporter_scrape_duration_seconds", "gauge", "Seconds the last collection took")
+SCRAPE_ERRORS = _family(
+    "exporter_scrape_errors_total", "counter", "Things the exporter failed to read, by source; the scrape goes on"
+)
+DAEMONS = _family("exporter_daemons", "gauge", "Ceph daemons the last collection found on this host")
+
+ERROR_SOURCES = ("proc", "cgroup", "asok", "device", "network")

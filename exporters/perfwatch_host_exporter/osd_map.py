@@ -1,0 +1,78 @@
+"""Each OSD's BlueStore devices, mapped to kernel block devices; cached per process for a minute."""
+
+import posixpath
+from typing import Callable, Dict, List, Set, Tuple
+
+from .asok import AsokError, config_get
+from .devices import DeviceError, DeviceResolver, DeviceRow
+from .discovery import Daemon, OnError
+from .fsroot import Root
+from .sockets import DaemonSockets
+
+REFRESH_SECONDS = 60.0
+ROLES = (("block", "block"), ("db", "block.db"), ("wal", "block.wal"))
+
+Key = Tuple[int, int]  # (pid, start time in ticks): one process, even if the PID is reused
+
+
+class OsdDeviceMap:
+    def __init__(self, root: Root, sockets: DaemonSockets, on_error: OnError, clock: Callable[[], float]) -> None:
+        self.root = root
+        self.sockets = sockets
+        self.on_error = on_error
+        self.clock = clock
+        self.resolver = DeviceResolver(root)
+        self._cache: Dict[Key, Tuple[float, List[DeviceRow]]] = {}
+
+    def rows(self, daemon: Daemon, start_ticks: int) -> List[DeviceRow]:
+        key = (daemon.pid, start_ticks)
+        now = self.clock()
+        cached = self._cache.get(key)
+        if cached is not None and now - cached[0] < REFRESH_SECONDS:
+            return cached[1]
+        rows = self._resolve(daemon)
+        self._cache[key] = (now, rows)  # failures too: the next try is a minute away
+        return rows
+
+    def keep_only(self, live: Set[Key]) -> None:
+        """Forget the processes that are gone."""
+        for key in [k for k in self._cache if k not in live]:
+            del self._cache[key]
+
+    def data_dir(self, daemon: Daemon) -> str:
+        """osd_data from the admin socket; else --osd-data in argv; else /var/lib/ceph/osd/$cluster-$id."""
+        try:
+            reply = self.sockets.ask(daemon, config_get("osd_data"))
+            value = reply.get("osd_data") if isinstance(reply, dict) else None
+            if isinstance(value, str) and value:
+                return value
+            raise AsokError("config get osd_data: unexpected reply {!r}".format(reply))
+        except (AsokError, OSError) as exc:
+            self.on_error("asok", "{}: {}".format(daemon.ident.label, exc))
+        if daemon.ident.osd_data:
+            return daemon.ident.osd_data
+        osd_id = daemon.ident.entity.partition(".")[2]
+        return "/var/lib/ceph/osd/{}-{}".format(daemon.ident.cluster, osd_id)
+
+    def _resolve(self, daemon: Daemon) -> List[DeviceRow]:
+        label = daemon.ident.label
+        daemon_root = self.root.view("/proc/{}/root".format(daemon.pid))
+        data_dir = self.data_dir(daemon)
+        try:
+            resolved_dir = daemon_root.resolve(data_dir)
+        except OSError as exc:
+            self.on_error("device", "{}: {}: {}".format(label, data_dir, exc))
+            return []
+        if not daemon_root.exists(resolved_dir):
+            self.on_error("device", "{}: data dir {} not found".format(label, data_dir))
+            return []
+        rows: List[DeviceRow] = []
+        for role, entry in ROLES:
+            path = posixpath.join(resolved_dir, entry)
+            if not daemon_root.lexists(path):
+                continue
+            try:
+                rows.extend(self.resolver.rows(daemon_root, path, role))
+            except (DeviceError, OSError, ValueError) as exc:
+                self.on_error("device", "{} {}: {}".format(label, entry, exc))
+        return rows

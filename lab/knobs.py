@@ -1,0 +1,239 @@
+"""Bottleneck knobs: a real CPU, media or network limit on part of the lab, recorded so it can be undone.
+
+- cpu:     a cgroup v1 CPU quota on each chosen OSD process (each OSD gets `cores` of CPU time).
+- media:   a cgroup v1 block-I/O IOPS (and optionally bandwidth) limit for the OSD process on the disk
+           *under* its loop device. The loop device's requests then wait below it, so the OSD's device
+           shows what an operator sees on a saturated disk: utilisation near 100 % and a growing queue.
+           (A limit on the loop device itself makes the OSD slow but not busy: the wait happens above
+           the device and is not counted in its io_time.)
+- network: tc token-bucket shaping on both ends of a host's veth: the host sends and receives at most
+           `rate`.
+
+Each knob is a dict in the lab state, keyed "<kind>:<target>", holding what `clear` needs to undo it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+import subprocess
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from . import cgroups
+from .config import LabError
+
+if TYPE_CHECKING:
+    from .cluster import Lab
+
+KINDS = ("cpu", "media", "network")
+CFS_PERIOD_US = 100_000
+_RATE_RE = re.compile(r"^(\d+(?:\.\d+)?)(bit|kbit|mbit|gbit)$", re.IGNORECASE)
+_RATE_UNITS = {"bit": 1, "kbit": 1e3, "mbit": 1e6, "gbit": 1e9}
+
+
+def parse_rate(text: str) -> int:
+    """tc-style rate ('80mbit', '1gbit', '500kbit') -> bits per second."""
+    match = _RATE_RE.match(text.strip())
+    if not match:
+        raise LabError(f"--rate {text!r}: give a number and a unit of bit, kbit, mbit or gbit (e.g. 80mbit)")
+    bits = int(float(match.group(1)) * _RATE_UNITS[match.group(2).lower()])
+    if not 100_000 <= bits <= 100_000_000_000:
+        raise LabError(f"--rate {text}: must be between 100kbit and 100gbit")
+    return bits
+
+
+def check_cores(cores: float) -> int:
+    """Cores (0.2 = a fifth of one CPU) -> the CFS quota in microseconds per period."""
+    if not 0.01 <= cores <= 64:
+        raise LabError(f"--cores {cores}: must be between 0.01 and 64")
+    return round(cores * CFS_PERIOD_US)
+
+
+def check_iops(iops: int) -> None:
+    if not 10 <= iops <= 1_000_000:
+        raise LabError(f"--iops {iops}: must be between 10 and 1000000")
+
+
+def group_name(lab_name: str, osd_id: int) -> str:
+    return f"{lab_name}-osd.{osd_id}"
+
+
+def describe(knob: dict[str, Any]) -> str:
+    kind = knob["kind"]
+    if kind == "cpu":
+        return f"{knob['cores']:g} cores (cfs quota {knob['quota_us']} us per {CFS_PERIOD_US} us)"
+    if kind == "media":
+        bw = f", {knob['mbps']:g} MB/s" if knob.get("mbps") else ""
+        disk = f"{knob['disk']} ({knob['numbers']})"
+        return f"{knob['iops']} read + {knob['iops']} write IOPS{bw} on {disk}, the disk under {knob['device']}"
+    return f"{knob['rate']} ({knob['rate_bps'] / 8e6:g} MB/s) each way on {', '.join(knob['links'])}"
+
+
+# ----- devices ---------------------------------------------------------------------------------------
+
+
+def _disk_of_numbers(major: int, minor: int) -> tuple[str, str]:
+    """The whole disk holding device major:minor, as ("M:m", name); a partition is folded to its disk
+    (block-I/O throttling takes whole disks)."""
+    sys_dev = Path(f"/sys/dev/block/{major}:{minor}")
+    if not sys_dev.exists():
+        raise LabError(f"device {major}:{minor} is not a block device the kernel lists (an overlay or tmpfs?)")
+    real = sys_dev.resolve()
+    if (real / "partition").exists():
+        real = real.parent
+    return (real / "dev").read_text().strip(), real.name
+
+
+def media_target(block: Path) -> tuple[str, str, str]:
+    """For an OSD's `block`: (device the OSD uses, disk numbers "M:m" to throttle, disk name)."""
+    real = block.resolve()
+    st = os.stat(real)
+    if stat.S_ISBLK(st.st_mode):
+        backing = Path("/sys/block") / real.name / "loop" / "backing_file"
+        if not backing.exists():
+            raise LabError(f"{block} is {real}, not a loop device over a file: nothing under it to throttle")
+        st = os.stat(backing.read_text().strip())
+    numbers, disk = _disk_of_numbers(os.major(st.st_dev), os.minor(st.st_dev))
+    return real.name if stat.S_ISBLK(os.stat(real).st_mode) else str(real), numbers, disk
+
+
+# ----- apply and undo --------------------------------------------------------------------------------
+
+
+def _osd_pid(lab: Lab, osd_id: int) -> int:
+    ref = lab.state.daemons.get(f"osd.{osd_id}")
+    from . import procs
+
+    if ref is None or not procs.is_alive(ref):
+        raise LabError(f"osd.{osd_id} is not running: start it first (`python3 -m lab start osd.{osd_id}`)")
+    return ref.pid
+
+
+def saturate_cpu(lab: Lab, osd_ids: list[int], cores: float) -> list[dict[str, Any]]:
+    quota = check_cores(cores)
+    made = []
+    for osd_id in osd_ids:
+        pid = _osd_pid(lab, osd_id)
+        group = group_name(lab.config.name, osd_id)
+        knob = {"kind": "cpu", "target": f"osd.{osd_id}", "cores": cores, "quota_us": quota, "group": group}
+        lab.state.knobs[f"cpu:osd.{osd_id}"] = knob
+        lab.save_state()  # recorded before it exists: `clear` and `down` undo a half-made knob too
+        cgroups.create("cpu", group, {"cpu.cfs_period_us": str(CFS_PERIOD_US), "cpu.cfs_quota_us": str(quota)})
+        cgroups.add_process("cpu", group, pid)
+        made.append(knob)
+    return made
+
+
+def saturate_media(lab: Lab, osd_id: int, iops: int, mbps: float | None) -> dict[str, Any]:
+    check_iops(iops)
+    if mbps is not None and mbps != 0 and not 0.1 <= mbps <= 100_000:
+        raise LabError(f"--mbps {mbps}: must be 0 (no cap) or between 0.1 and 100000")
+    pid = _osd_pid(lab, osd_id)
+    device, numbers, disk = media_target(lab.dir / "osd" / f"ceph-{osd_id}" / "block")
+    group = group_name(lab.config.name, osd_id)
+    knob = {
+        "kind": "media",
+        "target": f"osd.{osd_id}",
+        "iops": iops,
+        "mbps": mbps,
+        "device": device,
+        "disk": disk,
+        "numbers": numbers,
+        "group": group,
+    }
+    lab.state.knobs[f"media:osd.{osd_id}"] = knob
+    lab.save_state()
+    settings = {
+        "blkio.throttle.read_iops_device": f"{numbers} {iops}",
+        "blkio.throttle.write_iops_device": f"{numbers} {iops}",
+    }
+    bps = int(mbps * 1e6) if mbps else 0
+    settings["blkio.throttle.read_bps_device"] = f"{numbers} {bps}"
+    settings["blkio.throttle.write_bps_device"] = f"{numbers} {bps}"
+    cgroups.create("blkio", group, settings)
+    cgroups.add_process("blkio", group, pid)
+    return knob
+
+
+def _tc(netns: str | None, *args: str) -> subprocess.CompletedProcess:
+    argv = ["tc", *args] if netns is None else ["ip", "netns", "exec", netns, "tc", *args]
+    return subprocess.run(argv, capture_output=True, text=True, timeout=30)
+
+
+def saturate_network(lab: Lab, host_name: str, rate: str) -> dict[str, Any]:
+    bits = parse_rate(rate)
+    try:
+        host = lab.topo.host_named(host_name)
+    except KeyError as exc:
+        raise LabError(str(exc.args[0])) from exc
+    if host.netns is None or host.veth is None:
+        raise LabError("the network knob needs hosts in namespaces of their own: start the lab with --hosts 2 or more")
+    # burst: at least 64 KiB, and 10 ms worth at the rate (tbf needs more than one timer tick's worth)
+    burst = max(64 * 1024, bits // 8 // 100)
+    ends: list[tuple[str | None, str]] = [(None, host.veth), (host.netns, "eth0")]
+    knob = {
+        "kind": "network",
+        "target": host.crush_name,
+        "rate": rate,
+        "rate_bps": bits,
+        "links": [host.veth, f"{host.netns}:eth0"],
+        "ends": [[ns, dev] for ns, dev in ends],
+    }
+    lab.state.knobs[f"network:{host.crush_name}"] = knob
+    lab.save_state()
+    for netns, dev in ends:
+        proc = _tc(netns, "qdisc", "replace", "dev", dev, "root", "tbf", "rate", f"{bits}bit", "burst",
+                   str(burst), "latency", "50ms")  # fmt: skip
+        if proc.returncode != 0:
+            raise LabError(f"tc on {dev} failed: {proc.stderr.strip()}")
+    return knob
+
+
+def undo(lab: Lab, key: str) -> list[str]:
+    """Undo one recorded knob; the problems met (never raises). Forgets it once fully undone."""
+    knob = lab.state.knobs.get(key)
+    if knob is None:
+        return []
+    problems: list[str] = []
+    if knob["kind"] == "cpu":
+        problems += cgroups.remove("cpu", knob["group"])
+    elif knob["kind"] == "media":
+        problems += cgroups.remove("blkio", knob["group"])
+    else:
+        for netns, dev in knob["ends"]:
+            if netns is not None and not Path(f"/run/netns/{netns}").exists():
+                continue
+            if netns is None and not Path(f"/sys/class/net/{dev}").exists():
+                continue
+            proc = _tc(netns, "qdisc", "del", "dev", dev, "root")
+            # "handle of zero": no root qdisc of ours is left there, which is what we want
+            if proc.returncode != 0 and "handle of zero" not in proc.stderr and "Cannot find" not in proc.stderr:
+                problems.append(f"tc qdisc del on {dev}: {proc.stderr.strip()}")
+    if not problems:
+        del lab.state.knobs[key]
+        lab.save_state()
+    return problems
+
+
+def clear(lab: Lab, kind: str | None = None) -> tuple[list[str], list[str]]:
+    """Undo every knob, or every knob of one kind: (keys cleared, problems)."""
+    if kind is not None and kind not in KINDS:
+        raise LabError(f"no knob {kind!r}: knobs are {', '.join(KINDS)}")
+    keys = [k for k, v in lab.state.knobs.items() if kind is None or v["kind"] == kind]
+    problems: list[str] = []
+    cleared = []
+    for key in keys:
+        met = undo(lab, key)
+        problems += met
+        if not met:
+            cleared.append(key)
+    return cleared, problems
+
+
+def reapply_to(lab: Lab, daemon: str, pid: int) -> None:
+    """A restarted OSD goes back into the groups of the knobs that name it."""
+    for knob in lab.state.knobs.values():
+        if knob["target"] == daemon and knob["kind"] in ("cpu", "media"):
+            cgroups.add_process("cpu" if knob["kind"] == "cpu" else "blkio", knob["group"], pid)

@@ -1,0 +1,153 @@
+"""`lab load`: client load from a namespace of its own, through librbd (`rbd bench`), bounded in time
+and space, the way published Ceph test campaigns drove each saturation.
+
+Images are fixed-size and written over in place, so a load of any length never fills the lab's small
+OSDs. They have only the `layering` feature: no exclusive lock for a killed client to leave behind.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import subprocess
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from . import cephcli
+from .config import LabError
+
+if TYPE_CHECKING:
+    from .cluster import Lab
+
+POOL = "perfwatch-load"
+MIB = 1024 * 1024
+
+
+@dataclasses.dataclass(frozen=True)
+class Pattern:
+    image: str
+    io_type: str  # rbd bench --io-type
+    io_size: int
+    io_pattern: str  # rand | seq
+    threads: int
+    image_mib: int
+    needs_data: bool  # reads must find written objects, or the OSDs answer without touching data
+
+    def bench_argv(self, conf: Path, total_bytes: int) -> list[str]:
+        return [
+            "rbd", "-c", str(conf), "bench", f"{POOL}/{self.image}",
+            "--io-type", self.io_type, "--io-size", str(self.io_size), "--io-pattern", self.io_pattern,
+            "--io-threads", str(self.threads), "--io-total", str(total_bytes),
+        ]  # fmt: skip
+
+
+PATTERNS = {
+    # 4 KiB random writes at queue depth 16: IOPS-bound, what saturates OSD CPU, then the media
+    "small-random-write": Pattern("load-small", "write", 4096, "rand", 16, 256, False),
+    # 4 MiB writes: throughput-bound; with 3 replicas, every byte crosses the network three times
+    "large-write": Pattern("load-large", "write", 4 * MIB, "seq", 16, 384, False),
+    # 4 MiB random reads of written data: what saturates the hosts' links first
+    "large-read": Pattern("load-large", "read", 4 * MIB, "rand", 16, 384, True),
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class LoadResult:
+    pattern: str
+    seconds: float
+    ops: int
+    where: str
+
+    @property
+    def iops(self) -> float:
+        return self.ops / self.seconds if self.seconds > 0 else 0.0
+
+    def bytes_per_second(self, io_size: int) -> float:
+        return self.iops * io_size
+
+
+_LINE_RE = re.compile(r"^\s*(\d+)\s+(\d+)\s+([\d.]+)\s")
+
+
+def parse_progress(text: str) -> list[tuple[int, int]]:
+    """(second, cumulative ops) from `rbd bench` progress lines ('    3      7808   2597.61    10 MiB/s')."""
+    rows = []
+    for line in text.splitlines():
+        match = _LINE_RE.match(line)
+        if match:
+            rows.append((int(match.group(1)), int(match.group(2))))
+    return rows
+
+
+def check_seconds(seconds: float) -> None:
+    if not 1 <= seconds <= 3600:
+        raise LabError(f"--seconds {seconds}: must be between 1 and 3600")
+
+
+def _prepare(lab: Lab, pattern: Pattern) -> None:
+    pools = lab.ceph("osd", "pool", "ls")
+    if POOL not in pools:
+        lab.ceph("osd", "pool", "create", POOL, "8", as_json=False)
+        lab.ceph("osd", "pool", "application", "enable", POOL, "rbd", as_json=False)
+    images = lab.ceph_tool("rbd", "ls", "--format", "json", POOL)
+    if pattern.image not in images:
+        lab.ceph_tool("rbd", "create", "--size", f"{pattern.image_mib}M", "--image-feature", "layering",
+                      f"{POOL}/{pattern.image}", as_json=False)  # fmt: skip
+    if pattern.needs_data and not _filled(lab, pattern):
+        fill = dataclasses.replace(pattern, io_type="write", io_pattern="seq")
+        total = pattern.image_mib * MIB
+        argv = fill.bench_argv(lab.config.conf_path, total)
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=600)
+        if proc.returncode != 0:
+            raise LabError(f"filling {pattern.image} failed: {proc.stderr.strip()[-400:]}")
+        lab.ceph_tool("rbd", "image-meta", "set", f"{POOL}/{pattern.image}", "perfwatch.filled", "1", as_json=False)
+
+
+def _filled(lab: Lab, pattern: Pattern) -> bool:
+    try:
+        lab.ceph_tool("rbd", "image-meta", "get", f"{POOL}/{pattern.image}", "perfwatch.filled", as_json=False)
+    except cephcli.CephCommandError:
+        return False
+    return True
+
+
+def run(lab: Lab, pattern_name: str, seconds: float) -> LoadResult:
+    """Run one pattern for `seconds` from the client namespace; returns what the client measured."""
+    if pattern_name not in PATTERNS:
+        raise LabError(f"--pattern {pattern_name!r}: one of {', '.join(PATTERNS)}")
+    check_seconds(seconds)
+    pattern = PATTERNS[pattern_name]
+    _prepare(lab, pattern)
+    client = lab.topo.client
+    # More bytes than the client could move in the time: the clock, not the total, ends the run.
+    total = 1 << 50
+    argv = pattern.bench_argv(lab.config.conf_path, total)
+    # `timeout` is the guard if this process dies: the bench still ends 15 s after its time.
+    argv = ["timeout", "--signal=TERM", f"{seconds + 15:.0f}", *argv]
+    if client.netns:
+        argv = ["ip", "netns", "exec", client.netns, *argv]
+    log = lab.dir / "log" / "load.out"
+    started = time.monotonic()
+    with open(log, "w") as out:
+        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        try:
+            proc.wait(timeout=seconds)
+        except subprocess.TimeoutExpired:
+            proc.terminate()  # `timeout` passes SIGTERM on to rbd
+        except BaseException:
+            proc.kill()
+            proc.wait()
+            raise
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    elapsed = time.monotonic() - started
+    text = log.read_text(errors="replace")
+    rows = parse_progress(text)
+    if not rows:
+        raise LabError(f"the load produced no progress lines (exit {proc.returncode}): {text.strip()[-400:]}")
+    last_second, ops = rows[-1]
+    return LoadResult(pattern_name, float(min(last_second, elapsed)), ops, client.netns or "the root namespace")

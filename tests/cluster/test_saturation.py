@@ -1,0 +1,184 @@
+"""The lab's bottleneck knobs, seen the way an operator sees them: through the perfwatch host exporter
+and node_exporter, while client load runs from the lab's client namespace. Each knob is cleared again.
+
+Figures are printed (run with -s to see them); the asserts hold the issue's acceptance bars.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from .labutil import LabHandle, run_lab
+from .scrape import Scrape, client_load, rate, scrape
+
+VICTIM = 1  # osd.1 lives on the lab's second host
+CPU_QUOTA = 0.2
+MEDIA_IOPS, MEDIA_MBPS = 300, 10
+NET_RATE, NET_BYTES = "80mbit", 10e6
+
+
+@pytest.fixture(scope="module")
+def sat(lab: LabHandle) -> Iterator[LabHandle]:
+    # The first load of a pattern creates the pool and image (and fills the image for reads): do it
+    # here, so the measured windows below are all load.
+    for pattern in ("small-random-write", "large-read"):
+        warm = run_lab(lab.dir, "load", "--pattern", pattern, "--seconds", "2")
+        assert warm.returncode == 0, warm.stderr
+    yield lab
+    cleared = run_lab(lab.dir, "clear")
+    assert cleared.returncode == 0, cleared.stderr
+
+
+def knob(lab: LabHandle, *args: str) -> None:
+    proc = run_lab(lab.dir, *args)
+    assert proc.returncode == 0, proc.stderr
+    print(f"\n{proc.stdout.strip()}")
+
+
+def exporter_url(lab: LabHandle, osd: int, kind: str = "exporter") -> str:
+    host = lab.lab.topo.host_of(osd)
+    return lab.lab.exporter_urls()[f"{kind}.{host.crush_name}"]
+
+
+def window(urls: list[str], seconds: float) -> tuple[list[Scrape], list[Scrape]]:
+    first = [scrape(u) for u in urls]
+    time.sleep(seconds)
+    return first, [scrape(u) for u in urls]
+
+
+def osd_cpu(a: Scrape, b: Scrape, osd: int) -> float:
+    return rate(a, b, "ceph_perfwatch_daemon_cpu_seconds_total", ceph_daemon=f"osd.{osd}")
+
+
+def throttled(a: Scrape, b: Scrape, osd: int) -> float:
+    return rate(a, b, "ceph_perfwatch_daemon_cgroup_cpu_throttled_seconds_total", ceph_daemon=f"osd.{osd}")
+
+
+def test_cpu_knob_holds_one_osd_at_its_quota_and_throttles_only_it(sat: LabHandle) -> None:
+    osds = [o.id for o in sat.lab.topo.osds]
+    urls = [exporter_url(sat, o) for o in osds]
+    knob(sat, "saturate", "cpu", "--osd", str(VICTIM), "--cores", str(CPU_QUOTA))
+    try:
+        with client_load(sat, "small-random-write", 20) as on:
+            time.sleep(4)
+            before, after = window(urls, 10)
+        a, b = before[VICTIM], after[VICTIM]
+        cpu, thr = osd_cpu(a, b, VICTIM), throttled(a, b, VICTIM)
+        print(f"cpu knob on: osd.{VICTIM} {cpu:.3f} cores (quota {CPU_QUOTA}), throttled {thr:.3f} s/s; {on.line}")
+        assert b.total("ceph_perfwatch_daemon_cgroup_cpu_limit_cores", ceph_daemon=f"osd.{VICTIM}") == CPU_QUOTA
+        assert 0.7 * CPU_QUOTA <= cpu <= 1.15 * CPU_QUOTA
+        assert thr > 0.05, "throttled seconds must grow while the OSD wants more than its quota"
+        for other in osds:
+            if other == VICTIM:
+                continue
+            oa, ob = before[other], after[other]
+            print(f"  osd.{other}: {osd_cpu(oa, ob, other):.3f} cores, throttled {throttled(oa, ob, other):.3f} s/s")
+            assert ob.total("ceph_perfwatch_daemon_cgroup_cpu_limit_cores", ceph_daemon=f"osd.{other}") is None
+            assert throttled(oa, ob, other) == 0
+    finally:
+        knob(sat, "clear", "cpu")
+    with client_load(sat, "small-random-write", 12) as off:
+        time.sleep(3)
+        (a,), (b,) = window([urls[VICTIM]], 6)
+    cpu, thr = osd_cpu(a, b, VICTIM), throttled(a, b, VICTIM)
+    print(f"cpu knob cleared: osd.{VICTIM} {cpu:.3f} cores, throttled {thr:.3f} s/s; {off.line}")
+    assert b.total("ceph_perfwatch_daemon_cgroup_cpu_limit_cores", ceph_daemon=f"osd.{VICTIM}") is None
+    assert thr == 0 and cpu > 1.25 * CPU_QUOTA
+    assert off.iops > on.iops
+
+
+def osd_bench_iops(lab: LabHandle, osd: int) -> float:
+    # 300 writes of 4 KiB: a second unthrottled, about two at 300 IOPS
+    return float(lab.ceph("tell", f"osd.{osd}", "bench", "1228800", "4096", timeout=120)["iops"])
+
+
+def disk_rates(lab: LabHandle, device: str, seconds: float) -> tuple[float, float]:
+    """(utilisation 0..1, average queue length) of a device from node_exporter over `seconds`."""
+    (a,), (b,) = window([exporter_url(lab, VICTIM, "node-exporter")], seconds)
+    util = rate(a, b, "node_disk_io_time_seconds_total", device=device)
+    queue = rate(a, b, "node_disk_io_time_weighted_seconds_total", device=device)
+    return util, queue
+
+
+def test_media_knob_makes_the_osd_device_busy_and_its_bench_slow(sat: LabHandle) -> None:
+    info = scrape(exporter_url(sat, VICTIM)).find(
+        "ceph_perfwatch_osd_device_info", ceph_daemon=f"osd.{VICTIM}", role="block", via="direct"
+    )
+    assert len(info) == 1, info
+    device = info[0][0]["device"]
+    assert device == sat.lab.state.loops[str(VICTIM)].rsplit("/", 1)[1]  # the exporter's map is right
+    with client_load(sat, "small-random-write", 12):
+        time.sleep(3)
+        util_off, queue_off = disk_rates(sat, device, 6)
+    bench_off = osd_bench_iops(sat, VICTIM)
+    print(f"\nmedia knob off: {device} util {util_off:.0%}, queue {queue_off:.2f}; osd bench {bench_off:.0f} IOPS")
+    knob(sat, "saturate", "media", "--osd", str(VICTIM), "--iops", str(MEDIA_IOPS), "--mbps", str(MEDIA_MBPS))
+    try:
+        with client_load(sat, "small-random-write", 14) as on:
+            time.sleep(3)
+            util_on, queue_on = disk_rates(sat, device, 8)
+        bench_on = osd_bench_iops(sat, VICTIM)
+        print(f"media knob on: {device} util {util_on:.0%}, queue {queue_on:.2f}; osd bench {bench_on:.0f} IOPS")
+        print(f"  {on.line}")
+        assert util_on >= 0.9
+        assert queue_on > queue_off
+        assert bench_on < 0.2 * bench_off
+    finally:
+        knob(sat, "clear", "media")
+    bench_cleared = osd_bench_iops(sat, VICTIM)
+    print(f"media knob cleared: osd bench {bench_cleared:.0f} IOPS")
+    assert bench_cleared > 3 * bench_on
+
+
+def host_send_rates(lab: LabHandle, seconds: float) -> dict[str, float]:
+    """Bytes per second each host sent, from the root-namespace end of its veth (rx there)."""
+    from lab import net
+
+    hosts = lab.lab.topo.hosts
+    first = {h.crush_name: net.interface_bytes(h.veth or "")[0] for h in hosts}
+    t0 = time.monotonic()
+    time.sleep(seconds)
+    second = {h.crush_name: net.interface_bytes(h.veth or "")[0] for h in hosts}
+    elapsed = time.monotonic() - t0
+    return {name: (second[name] - first[name]) / elapsed for name in first}
+
+
+def capacity(lab: LabHandle, osd: int) -> list[tuple[dict[str, str], float]]:
+    return scrape(exporter_url(lab, osd)).find("ceph_perfwatch_network_link_capacity_bytes", device="eth0")
+
+
+def test_network_knob_caps_one_host_link_and_the_aggregate_drops(sat: LabHandle) -> None:
+    shaped = sat.lab.topo.host_of(VICTIM).crush_name
+    with client_load(sat, "large-read", 10) as off:
+        time.sleep(3)
+        rates_off = host_send_rates(sat, 5)
+    print(f"\nnetwork knob off: {_mb(rates_off)}; {off.line}")
+    knob(sat, "saturate", "network", "--host", shaped, "--rate", NET_RATE)
+    try:
+        [(labels, value)] = capacity(sat, VICTIM)
+        assert (labels["source"], value) == ("tc", NET_BYTES)  # the shaped capacity, for the rules
+        assert all(lbl["source"] != "tc" for lbl, _ in capacity(sat, 0))
+        with client_load(sat, "large-read", 12) as on:
+            time.sleep(3)
+            rates_on = host_send_rates(sat, 6)
+        print(f"network knob on ({NET_RATE} on {shaped}): {_mb(rates_on)}; {on.line}")
+        assert rates_on[shaped] <= 1.05 * NET_BYTES
+        for name, value in rates_on.items():
+            if name != shaped:
+                assert value > 1.5 * NET_BYTES, f"{name} is not shaped and must not be held to {NET_RATE}"
+        assert on.mb_per_second < 0.6 * off.mb_per_second
+    finally:
+        knob(sat, "clear", "network")
+    assert all(lbl["source"] != "tc" for lbl, _ in capacity(sat, VICTIM))
+    with client_load(sat, "large-read", 8) as cleared:
+        time.sleep(2)
+        rates_cleared = host_send_rates(sat, 4)
+    print(f"network knob cleared: {_mb(rates_cleared)}; {cleared.line}")
+    assert rates_cleared[shaped] > 1.5 * NET_BYTES
+
+
+def _mb(rates: dict[str, float]) -> str:
+    return ", ".join(f"{name} {value / 1e6:.1f} MB/s" for name, value in rates.items())

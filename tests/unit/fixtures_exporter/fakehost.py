@@ -1,0 +1,168 @@
+"""A fake host in a temporary directory for the host exporter's tests: /proc, /sys, /dev, cgroup mounts.
+
+The sysfs layout copies the kernel's: devices under /sys/devices/.../block/<disk>[/<partition>], with
+relative symlinks from /sys/class/block/<name>, /sys/block/<disk> and /sys/dev/block/<major>:<minor>.
+Device nodes and files with particular device numbers are plain files whose stat() the FakeStat fakes.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+from perfwatch_host_exporter.fsroot import Root, StatResult, os_stat
+
+PCI = "devices/pci0000:00/0000:00:05.0"
+VIRTUAL = "devices/virtual/block"
+
+
+class FakeStat:
+    """stat() with overrides by real path (symlinks in the path resolved first, as the kernel would)."""
+
+    def __init__(self) -> None:
+        self.overrides: dict[str, StatResult] = {}
+
+    def set(self, path: Path, result: StatResult) -> None:
+        self.overrides[os.path.realpath(path)] = result
+
+    def __call__(self, path: str) -> StatResult:
+        found = self.overrides.get(os.path.realpath(path))
+        return found if found is not None else os_stat(path)
+
+
+class FakeHost:
+    def __init__(self, base: Path) -> None:
+        self.base = base
+        self.base.mkdir(parents=True, exist_ok=True)
+        self.stat = FakeStat()
+        self.devnums: dict[str, tuple[int, int]] = {}
+        self.sysdirs: dict[str, str] = {}  # device name -> its sysfs dir (relative to /sys)
+        self.write("proc/self/mountinfo", "")
+        self.link("proc/self/ns/net", "net:[4026531840]")
+        (self.base / "sys/class/net").mkdir(parents=True)
+
+    def root(self) -> Root:
+        return Root(str(self.base), self.stat)
+
+    # --- files ---------------------------------------------------------------------------------------
+    def path(self, rel: str) -> Path:
+        return self.base / rel.lstrip("/")
+
+    def write(self, rel: str, text: str | bytes) -> Path:
+        path = self.path(rel)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(text, bytes):
+            path.write_bytes(text)
+        else:
+            path.write_text(text)
+        return path
+
+    def link(self, rel: str, target: str) -> Path:
+        path = self.path(rel)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.symlink_to(target)
+        return path
+
+    # --- processes -----------------------------------------------------------------------------------
+    def process(
+        self,
+        pid: int,
+        comm: str,
+        argv: list[str],
+        *,
+        stat_comm: str | None = None,
+        utime: int = 0,
+        stime: int = 0,
+        threads: int = 1,
+        start: int = 1000,
+        rss_pages: int = 0,
+        cgroup: str = "0::/\n",
+        netns: str = "net:[4026531840]",
+        root: str = "../..",
+    ) -> None:
+        """A process; its /proc/PID/root links to the fake host's root unless `root` says otherwise."""
+        proc = f"proc/{pid}"
+        self.write(proc + "/comm", comm + "\n")
+        self.write(proc + "/cmdline", b"".join(a.encode() + b"\0" for a in argv))
+        fields = ["S", "1", str(pid), str(pid), "0", "-1", "4194560", "100", "0", "0", "0"]  # fields 3..13
+        fields += [str(utime), str(stime), "0", "0", "20", "0", str(threads), "0", str(start)]  # 14..22
+        fields += ["123456789", str(rss_pages)] + ["0"] * 28  # 23, 24, ...
+        self.write(proc + "/stat", "{} ({}) {}\n".format(pid, stat_comm or comm, " ".join(fields)))
+        self.write(proc + "/cgroup", cgroup)
+        self.link(proc + "/ns/net", netns)
+        self.link(proc + "/root", root)
+
+    # --- cgroups -------------------------------------------------------------------------------------
+    def mount(self, mountpoint: str, fstype: str, super_options: str, root: str = "/") -> None:
+        line = "{n} 23 0:{n} {root} {mp} rw,nosuid,nodev,noexec,relatime shared:{n} - {fs} {fs} {so}\n".format(
+            n=30 + len(self.read("proc/self/mountinfo").splitlines()),
+            root=root,
+            mp=mountpoint.replace(" ", "\\040"),
+            fs=fstype,
+            so=super_options,
+        )
+        self.write("proc/self/mountinfo", self.read("proc/self/mountinfo") + line)
+        self.path(mountpoint).mkdir(parents=True, exist_ok=True)
+
+    def read(self, rel: str) -> str:
+        return self.path(rel).read_text()
+
+    def cgroup_files(self, directory: str, **files: Any) -> None:
+        """cgroup_files("/sys/fs/cgroup/x", cpu_max="max 100000") writes cpu.max (the first _ is a dot)."""
+        for name, content in files.items():
+            self.write("{}/{}".format(directory, name.replace("_", ".", 1)), str(content) + "\n")
+
+    # --- block devices -------------------------------------------------------------------------------
+    def _sysfs_device(self, name: str, sysdir: str, major: int, minor: int) -> None:
+        self.write(f"sys/{sysdir}/dev", f"{major}:{minor}\n")
+        self.link("sys/class/block/" + name, "../../" + sysdir)
+        self.link(f"sys/dev/block/{major}:{minor}", "../../" + sysdir)
+        self.devnums[name] = (major, minor)
+        self.sysdirs[name] = sysdir
+
+    def disk(self, name: str, major: int, minor: int, *, virtual: bool = False) -> None:
+        """A whole disk (virtual: loop and dm devices live under /sys/devices/virtual/block)."""
+        sysdir = "{}/{}".format(VIRTUAL if virtual else PCI + "/block", name)
+        self._sysfs_device(name, sysdir, major, minor)
+        self.link("sys/block/" + name, "../" + sysdir)
+        self.node(name)
+
+    def partition(self, disk: str, name: str, number: int) -> None:
+        major, minor = self.devnums[disk]
+        sysdir = f"{self.sysdirs[disk]}/{name}"
+        self._sysfs_device(name, sysdir, major, minor + number)
+        self.write(f"sys/{sysdir}/partition", f"{number}\n")
+        self.node(name)
+
+    def node(self, name: str, rel: str | None = None, devname: str | None = None) -> Path:
+        """A block device node (/dev/<name>, or `rel`) for the device `devname` (default `name`)."""
+        path = self.write(rel or "dev/" + name, "")
+        major, minor = self.devnums[devname or name]
+        self.stat.set(path, StatResult(stat.S_IFBLK | 0o660, os.makedev(0, 6), os.makedev(major, minor)))
+        return path
+
+    def file_on(self, rel: str, device: str | None, anonymous_minor: int = 0) -> Path:
+        """A regular file whose filesystem is on `device` (None: an anonymous device, major 0)."""
+        path = self.write(rel, "")
+        dev = os.makedev(*self.devnums[device]) if device else os.makedev(0, anonymous_minor or 42)
+        self.stat.set(path, StatResult(stat.S_IFREG | 0o644, dev, 0))
+        return path
+
+    def loop(self, name: str, minor: int, backing_file: str) -> None:
+        self.disk(name, 7, minor, virtual=True)
+        self.write(f"sys/{VIRTUAL}/{name}/loop/backing_file", backing_file + "\n")
+
+    def dm(self, name: str, minor: int, slaves: list[str]) -> None:
+        self.disk(name, 253, minor, virtual=True)
+        (self.path(f"sys/{VIRTUAL}/{name}/slaves")).mkdir(parents=True)
+        for slave in slaves:
+            # a slave link points at the slave's device dir, relative: from sys/devices/virtual/block/dm-N/slaves
+            self.link(f"sys/{VIRTUAL}/{name}/slaves/{slave}", "../../../../../" + self.sysdirs[slave])
+
+    # --- network -------------------------------------------------------------------------------------
+    def interface(self, name: str, speed: str | None) -> None:
+        (self.path("sys/class/net/" + name)).mkdir(parents=True)
+        if speed is not None:
+            self.write(f"sys/class/net/{name}/speed", speed + "\n")

@@ -1,0 +1,106 @@
+"""The admin socket client against a real AF_UNIX server speaking Ceph's protocol."""
+
+import json
+import os
+import socket
+import struct
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from perfwatch_host_exporter import asok
+from perfwatch_host_exporter.identity import identify
+
+
+@contextmanager
+def server(bind_path: str, reply: bytes | None, hold: float = 0.0) -> Iterator[list[bytes]]:
+    """Serves one connection: reads the command up to its NUL, then answers `reply` with Ceph's 4-byte
+    big-endian length (None: answers nothing). Yields the list of commands received."""
+    received: list[bytes] = []
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(bind_path)
+    listener.listen(1)
+
+    def serve() -> None:
+        conn, _ = listener.accept()
+        with conn:
+            data = b""
+            while not data.endswith(b"\0"):
+                chunk = conn.recv(4096)
+                if not chunk:
+                    break
+                data += chunk
+            received.append(data)
+            if reply is None:
+                time.sleep(hold)
+                return
+            conn.sendall(struct.pack(">I", len(reply)))
+            for i in range(0, len(reply), 7):  # dribble it out: the client must read until it has it all
+                conn.sendall(reply[i : i + 7])
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield received
+    finally:
+        thread.join(timeout=5)
+        listener.close()
+
+
+def test_command_and_reply(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # bind a short relative name: tmp paths can pass sun_path's 108 bytes
+    with server("s.asok", b'{"osd_data":"/var/lib/ceph/osd/ceph-0"}') as received:
+        reply = asok.call(str(tmp_path / "s.asok"), asok.config_get("osd_data"), 2.0)
+    assert reply == {"osd_data": "/var/lib/ceph/osd/ceph-0"}
+    assert received[0].endswith(b"\0")
+    assert json.loads(received[0][:-1]) == {"prefix": "config get", "var": "osd_data", "format": "json"}
+
+
+def test_a_path_longer_than_sun_path_still_connects(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    deep = tmp_path / ("d" * 60) / ("e" * 60)
+    deep.mkdir(parents=True)
+    monkeypatch.chdir(deep)
+    path = str(deep / "ceph-client.rgw.a-long-name.asok")
+    assert len(path) > 108
+    with server("ceph-client.rgw.a-long-name.asok", b"{}"):
+        assert asok.call(path, asok.PERF_DUMP, 2.0) == {}
+
+
+def test_an_error_reply_raises(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    pacific = b"ERROR: (22) Invalid argument\nunknown command prefix nope\n"
+    with server("s.asok", pacific), pytest.raises(asok.AsokError, match="unknown command prefix"):
+        asok.call(str(tmp_path / "s.asok"), {"prefix": "nope"}, 2.0)
+
+
+def test_a_silent_daemon_times_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    with server("s.asok", None, hold=1.5):
+        started = time.monotonic()
+        with pytest.raises(asok.AsokError, match="timed out"):
+            asok.call(str(tmp_path / "s.asok"), asok.PERF_DUMP, 0.3)
+        assert time.monotonic() - started < 1.4
+
+
+def test_no_socket_is_an_asok_error(tmp_path: Path) -> None:
+    with pytest.raises(asok.AsokError):
+        asok.call(str(tmp_path / "none.asok"), asok.PERF_DUMP, 1.0)
+
+
+def test_socket_candidates_in_order() -> None:
+    ident = identify("radosgw", ["radosgw", "-n", "client.rgw.x", "--cluster", "lab"], 5)
+    assert ident is not None
+    assert asok.candidates(ident, ["/srv/run"]) == [
+        ("daemon", "/var/run/ceph/lab-client.rgw.x.asok"),
+        ("host", "/srv/run/lab-client.rgw.x.asok"),
+    ]
+    ident = identify("ceph-osd", ["ceph-osd", "-i", "1", "--admin-socket", "/x/$name.sock"], 5)
+    assert ident is not None
+    assert asok.candidates(ident, [])[0] == ("daemon", "/x/osd.1.sock")
+
+
+def test_os_path_is_available() -> None:
+    assert hasattr(os, "O_PATH"), "the long-path connect needs O_PATH (Linux)"

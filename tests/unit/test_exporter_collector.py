@@ -1,0 +1,226 @@
+"""A whole fake host: three daemons and a broken one, cgroup v1, OSD devices, an RGW, one NIC."""
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from perfwatch_host_exporter import asok
+from perfwatch_host_exporter.collector import Collector, Settings
+from perfwatch_host_exporter.families import FAMILIES
+from prometheus_client.parser import text_string_to_metric_families
+
+from perfwatch.exposition import PREFIX
+
+from .fixtures_exporter.fakehost import FakeHost
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures_exporter"
+V1 = "/sys/fs/cgroup/cpu,cpuacct"
+OSD0_GROUP = "/system.slice/ceph-osd@0.service"
+
+
+class FakeAsok:
+    def __init__(self, host: FakeHost) -> None:
+        self.host = host
+        self.calls: list[tuple[str, dict[str, Any]]] = []
+        self.replies: dict[tuple[str, str], Any] = {}
+
+    def __call__(self, path: str, command: dict[str, Any], timeout: float) -> Any:
+        rel = "/" + str(Path(os.path.realpath(path)).relative_to(os.path.realpath(self.host.base)))
+        self.calls.append((rel, command))
+        reply = self.replies.get((rel, command["prefix"]))
+        if reply is None:
+            raise asok.AsokError("no reply")
+        return reply
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def build(tmp_path: Path) -> tuple[FakeHost, FakeAsok]:
+    host = FakeHost(tmp_path / "host")
+    host.mount(V1, "cgroup", "rw,cpu,cpuacct")
+    host.cgroup_files(V1, cpu_cfs_quota_us=-1, cpu_cfs_period_us=100000)
+    host.cgroup_files(V1 + "/system.slice", cpu_cfs_quota_us=10000, cpu_cfs_period_us=100000)
+    host.cgroup_files(
+        V1 + OSD0_GROUP,
+        cpu_cfs_quota_us=20000,
+        cpu_cfs_period_us=100000,
+        cpu_stat="nr_periods 1200\nnr_throttled 300\nthrottled_time 4500000000",
+    )
+    v1 = "4:cpu,cpuacct:{}\n0::/\n"
+    host.process(
+        100,
+        "ceph-osd",
+        ["/usr/bin/ceph-osd", "-f", "--cluster", "ceph", "-i", "0", "--setuser", "ceph"],
+        stat_comm="ceph-osd) (x",
+        utime=250,
+        stime=50,
+        threads=60,
+        start=5000,
+        rss_pages=1000,
+        cgroup=v1.format(OSD0_GROUP),
+    )
+    host.process(200, "ceph-mon", ["ceph-mon", "-f", "--id=a"], utime=10, threads=25, cgroup=v1.format("/"))
+    host.process(300, "radosgw", ["radosgw", "-f", "-n", "client.rgw.x"], threads=500, cgroup=v1.format("/"))
+    host.process(400, "ceph-osd", ["ceph-osd", "-f", "-i", "1"], cgroup=v1.format("/"))
+    (host.path("proc/400/stat")).unlink()
+    (host.path("proc/400/stat")).mkdir()  # unreadable: reading it fails
+    host.process(500, "bash", ["bash"])
+    # osd.0's devices: block on a partition behind a by-id link, block.db on LVM over a whole disk
+    host.disk("sda", 8, 0)
+    host.partition("sda", "sda1", 1)
+    host.disk("sdb", 8, 16)
+    host.dm("dm-0", 0, ["sdb"])
+    host.link("dev/disk/by-id/wwn-1-part1", "../../sda1")
+    host.link("dev/mapper/vg-db", "../dm-0")
+    host.link("/srv/osd/ceph-0/block", "/dev/disk/by-id/wwn-1-part1")
+    host.link("/srv/osd/ceph-0/block.db", "/dev/mapper/vg-db")
+    host.write("/var/run/ceph/ceph-osd.0.asok", "")  # where Ceph puts it by default
+    host.write("/lab/run/ceph-client.rgw.x.asok", "")  # found through --asok-dir
+    host.interface("lo", None)
+    host.interface("eth0", "10000")
+    fake = FakeAsok(host)
+    fake.replies[("/var/run/ceph/ceph-osd.0.asok", "config get")] = {"osd_data": "/srv/osd/ceph-0"}
+    fake.replies[("/lab/run/ceph-client.rgw.x.asok", "perf dump")] = json.loads(
+        (FIXTURES / "pacific_rgw_perf_dump_objecter.json").read_text()
+    )
+    return host, fake
+
+
+def collector(host: FakeHost, fake: FakeAsok, clock: Clock | None = None, **settings: Any) -> Collector:
+    return Collector(
+        Settings(hostname="node1", asok_dirs=("/lab/run",), **settings),
+        root=host.root(),
+        asok_call=fake,
+        tc=None,
+        clk_tck=100,
+        page_size=4096,
+        clock=clock or Clock(),
+    )
+
+
+def values(text: str) -> dict[tuple[str, frozenset[tuple[str, str]]], float]:
+    found = {}
+    for family in text_string_to_metric_families(text):
+        for s in family.samples:
+            found[(s.name, frozenset(s.labels.items()))] = s.value
+    return found
+
+
+def value(found: dict[tuple[str, frozenset[tuple[str, str]]], float], name: str, **labels: str) -> float:
+    return found[(PREFIX + name, frozenset(labels.items()))]
+
+
+def test_full_host_render_parses_and_carries_every_family(tmp_path: Path) -> None:
+    host, fake = build(tmp_path)
+    text = collector(host, fake).render()
+    families = {f.name: f for f in text_string_to_metric_families(text)}
+    assert {f.type for f in families.values()} <= {"counter", "gauge"}
+    # every declared family is in this render (prometheus_client drops _total from counter family names)
+    assert {PREFIX + name[: -len("_total")] if name.endswith("_total") else PREFIX + name for name in FAMILIES} == set(
+        families
+    )
+    for family in families.values():
+        for s in family.samples:
+            assert s.labels.get("hostname") == "node1", s
+            if "_daemon_" in s.name or "_osd_" in s.name or "_rgw_" in s.name:
+                assert s.labels["ceph_daemon"] in {"osd.0", "mon.a", "rgw.x"}, s
+
+
+def test_full_host_values(tmp_path: Path) -> None:
+    host, fake = build(tmp_path)
+    got = values(collector(host, fake).render())
+    osd = {"ceph_daemon": "osd.0", "hostname": "node1"}
+    assert value(got, "daemon_cpu_seconds_total", mode="user", **osd) == 2.5
+    assert value(got, "daemon_cpu_seconds_total", mode="system", **osd) == 0.5
+    assert value(got, "daemon_threads", **osd) == 60
+    assert value(got, "daemon_resident_memory_bytes", **osd) == 1000 * 4096
+    assert value(got, "daemon_cgroup_info", cgroup=OSD0_GROUP, cgroup_version="1", **osd) == 1
+    assert value(got, "daemon_cgroup_cpu_limit_cores", **osd) == pytest.approx(0.1)
+    assert value(got, "daemon_cgroup_cpu_periods_total", **osd) == 1200
+    assert value(got, "daemon_cgroup_cpu_throttled_periods_total", **osd) == 300
+    assert value(got, "daemon_cgroup_cpu_throttled_seconds_total", **osd) == pytest.approx(4.5)
+    devices = {
+        (dict(labels)["role"], dict(labels)["device"], dict(labels)["partition"], dict(labels)["via"])
+        for (name, labels) in got
+        if name == PREFIX + "osd_device_info"
+    }
+    assert devices == {("block", "sda", "sda1", "direct"), ("db", "dm-0", "", "direct"), ("db", "sdb", "", "dm")}
+    rgw = {"ceph_daemon": "rgw.x", "hostname": "node1"}
+    assert value(got, "rgw_objecter_ops_total", op="call", **rgw) == 854
+    assert value(got, "rgw_objecter_ops_total", op="omap_rd", **rgw) == 2
+    mon = {"ceph_daemon": "mon.a", "hostname": "node1"}
+    assert value(got, "daemon_threads", **mon) == 25
+    assert ("ceph_perfwatch_daemon_cgroup_cpu_limit_cores", frozenset(mon.items())) not in got, "root: no limit"
+    assert value(got, "network_link_capacity_bytes", hostname="node1", device="eth0", source="speed") == 1.25e9
+    assert value(got, "exporter_daemons", hostname="node1") == 4
+
+
+def test_one_bad_daemon_counts_an_error_and_the_rest_export(tmp_path: Path) -> None:
+    host, fake = build(tmp_path)
+    got = values(collector(host, fake).render())
+    assert value(got, "exporter_scrape_errors_total", hostname="node1", source="proc") == 1
+    assert value(got, "exporter_scrape_errors_total", hostname="node1", source="asok") == 0
+    daemons = {dict(labels).get("ceph_daemon") for (name, labels) in got if "daemon_threads" in name}
+    assert daemons == {"osd.0", "mon.a", "rgw.x"}
+
+
+def test_device_map_is_cached_per_process_for_a_minute(tmp_path: Path) -> None:
+    host, fake = build(tmp_path)
+    clock = Clock()
+    c = collector(host, fake, clock)
+    c.collect()
+    c.collect()
+    config_gets = [call for call in fake.calls if call[1]["prefix"] == "config get"]
+    assert len(config_gets) == 1
+    clock.now += 61
+    c.collect()
+    assert len([call for call in fake.calls if call[1]["prefix"] == "config get"]) == 2
+    # a restarted OSD (same PID, new start time) is looked up again at once
+    stat = host.path("proc/100/stat")
+    stat.write_text(stat.read_text().replace(" 5000 ", " 6000 "))
+    c.collect()
+    assert len([call for call in fake.calls if call[1]["prefix"] == "config get"]) == 3
+
+
+def test_osd_data_falls_back_to_argv_then_the_default(tmp_path: Path) -> None:
+    host, fake = build(tmp_path)
+    del fake.replies[("/var/run/ceph/ceph-osd.0.asok", "config get")]
+    c = collector(host, fake)
+    got = values(c.render())
+    assert value(got, "exporter_scrape_errors_total", hostname="node1", source="asok") == 1
+    assert value(got, "exporter_scrape_errors_total", hostname="node1", source="device") == 1, "no default dir"
+    assert not any(name == PREFIX + "osd_device_info" for name, _ in got)
+    assert c.osd_map.data_dir(c_daemon(c, "osd.0")) == "/var/lib/ceph/osd/ceph-0"
+    (host.path("proc/100/cmdline")).write_bytes(b"ceph-osd\0-i\x000\0--osd-data\0/srv/osd/ceph-$id\0")
+    assert c.osd_map.data_dir(c_daemon(c, "osd.0")) == "/srv/osd/ceph-0"
+
+
+def c_daemon(c: Collector, label: str) -> Any:
+    from perfwatch_host_exporter.discovery import scan
+
+    return next(d for d in scan(c.root, None, False, c.errors) if d.ident.label == label)
+
+
+def test_cluster_and_netns_filters(tmp_path: Path) -> None:
+    host, fake = build(tmp_path)
+    host.process(600, "ceph-osd", ["ceph-osd", "--cluster", "other", "-i", "0"], netns="net:[999]")
+    got = values(collector(host, fake, cluster="other").render())
+    assert value(got, "exporter_daemons", hostname="node1") == 1
+    got = values(collector(host, fake, same_netns=True).render())
+    assert value(got, "exporter_daemons", hostname="node1") == 4, "pid 600 lives in another netns"
+
+
+def test_a_second_daemon_with_a_taken_label_is_left_out(tmp_path: Path) -> None:
+    host, fake = build(tmp_path)
+    host.process(600, "ceph-osd", ["ceph-osd", "--cluster", "other", "-i", "0"])  # osd.0 again
+    got = values(collector(host, fake).render())
+    assert value(got, "exporter_daemons", hostname="node1") == 4
+    assert value(got, "exporter_scrape_errors_total", hostname="node1", source="proc") == 2

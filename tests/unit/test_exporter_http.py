@@ -1,0 +1,165 @@
+"""The exporter over real sockets: the HTTP endpoint, and the command line's exits."""
+
+import gzip
+import logging
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from perfwatch_host_exporter.app import make_app
+from perfwatch_host_exporter.collector import Collector, Settings
+from prometheus_client.parser import text_string_to_metric_families
+
+from perfwatch.counters import Sample
+from perfwatch.exposition import CONTENT_TYPE
+from perfwatch.server import HttpServer
+
+from .fixtures_exporter.fakehost import FakeHost
+
+REPO = Path(__file__).resolve().parents[2]
+ENV = dict(os.environ, PYTHONPATH="{}:{}".format(REPO / "exporters", REPO / "mgr_module"))
+
+
+def fake_host(tmp_path: Path) -> FakeHost:
+    host = FakeHost(tmp_path / "host")
+    host.mount("/sys/fs/cgroup", "cgroup2", "rw")
+    host.cgroup_files("/sys/fs/cgroup/ceph.slice", cpu_max="50000 100000", cpu_stat="nr_periods 1\nnr_throttled 0")
+    host.process(10, "ceph-mon", ["ceph-mon", "-i", "a"], utime=123, cgroup="0::/ceph.slice\n")
+    host.interface("eth0", "1000")
+    return host
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[str]:
+    collector = Collector(Settings(hostname="node9"), root=fake_host(tmp_path).root(), clk_tck=100, page_size=4096)
+    srv = HttpServer(make_app(collector.render, "node9"), "127.0.0.1", 0, logging.getLogger("t"))
+    srv.start()
+    try:
+        yield f"http://127.0.0.1:{srv._server.server_address[1]}"  # type: ignore[union-attr]
+    finally:
+        srv.stop()
+
+
+def test_metrics_over_http_parse(served: str) -> None:
+    with urllib.request.urlopen(served + "/metrics", timeout=10) as resp:
+        assert resp.headers["Content-Type"] == CONTENT_TYPE
+        text = resp.read().decode()
+    samples = {s.name: s for f in text_string_to_metric_families(text) for s in f.samples}
+    cpu = samples["ceph_perfwatch_daemon_cpu_seconds_total"]
+    assert cpu.labels["ceph_daemon"] == "mon.a" and cpu.labels["hostname"] == "node9"
+    assert samples["ceph_perfwatch_daemon_cgroup_cpu_limit_cores"].value == 0.5
+    assert samples["ceph_perfwatch_network_link_capacity_bytes"].value == 125e6
+
+
+def test_gzip_when_asked(served: str) -> None:
+    req = urllib.request.Request(served + "/metrics", headers={"Accept-Encoding": "gzip"})
+    with urllib.request.urlopen(req, timeout=10) as resp:
+        assert resp.headers["Content-Encoding"] == "gzip"
+        assert b"ceph_perfwatch_exporter_daemons" in gzip.decompress(resp.read())
+
+
+def test_index_page_links_metrics_and_other_paths_are_404(served: str) -> None:
+    with urllib.request.urlopen(served + "/", timeout=10) as resp:
+        assert 'href="/metrics"' in resp.read().decode()
+    with pytest.raises(urllib.error.HTTPError) as info:
+        urllib.request.urlopen(served + "/nope", timeout=10)
+    assert info.value.code == 404
+
+
+def test_concurrent_scrapes_take_turns(tmp_path: Path) -> None:
+    collector = Collector(Settings(hostname="h"), root=fake_host(tmp_path).root(), clk_tck=100, page_size=4096)
+    inside = []
+    overlap = []
+    original = collector._collect
+
+    def slow() -> list[Sample]:
+        inside.append(1)
+        if len(inside) > 1:
+            overlap.append(1)
+        time.sleep(0.05)
+        inside.pop()
+        return original()
+
+    collector._collect = slow  # type: ignore[method-assign]
+    threads = [threading.Thread(target=collector.render) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert overlap == []
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "perfwatch_host_exporter", *args],
+        env=ENV,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["--port", "70000"], ["--port", "http"], ["--listen-address", "not-an-ip"], ["--asok-timeout", "0"], ["--bogus"]],
+)
+def test_bad_options_exit_2_with_one_line(args: list[str]) -> None:
+    proc = run_cli(*args)
+    assert proc.returncode == 2
+    assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert proc.stderr.startswith("perfwatch-host-exporter: error:")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_serves_and_exits_0_on_sigterm() -> None:
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "perfwatch_host_exporter", "--listen-address", "127.0.0.1", "--port", str(port)],
+        env=ENV,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 20
+        body = b""
+        while time.monotonic() < deadline:
+            try:
+                body = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10).read()
+                break
+            except OSError:
+                time.sleep(0.1)
+        assert b"ceph_perfwatch_exporter_scrape_duration_seconds" in body
+        list(text_string_to_metric_families(body.decode()))
+        proc.send_signal(signal.SIGTERM)
+        _, stderr = proc.communicate(timeout=15)
+        assert proc.returncode == 0, stderr
+        assert f"serving http://127.0.0.1:{port}/metrics" in stderr
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def test_a_taken_port_is_a_one_line_error() -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen(1)
+        proc = run_cli("--listen-address", "127.0.0.1", "--port", str(s.getsockname()[1]))
+    assert proc.returncode == 1
+    assert "cannot listen" in proc.stderr

@@ -1,0 +1,33 @@
+"""The exporter runs on old hosts' Python (3.6) with the standard library and the module's pure code."""
+
+import ast
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[2] / "exporters" / "perfwatch_host_exporter"
+ALLOWED = set(sys.stdlib_module_names) | {"perfwatch", "perfwatch_host_exporter"}
+
+
+def test_exporter_needs_nothing_newer_than_python_3_6() -> None:
+    vermin = shutil.which("vermin") or str(Path(sys.executable).parent / "vermin")
+    proc = subprocess.run(
+        [vermin, "-t=3.6-", "--violations", "--no-tips", "--eval-annotations", str(PACKAGE)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_exporter_imports_only_the_standard_library_and_perfwatch() -> None:
+    found = set()
+    for path in PACKAGE.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                found.update(alias.name.split(".")[0] for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                found.add(node.module.split(".")[0])
+    assert "perfwatch" in found, "the renderer is the module's"
+    assert found <= ALLOWED, found - ALLOWED

@@ -1,0 +1,92 @@
+"""Pure parts of the lab's bottleneck knobs and load: argument checks, cgroup mount lookup, parsing."""
+
+import pytest
+
+from lab import cgroups, knobs, load
+from lab.config import LabError
+
+MOUNTINFO = """\
+25 30 0:22 / /sys/fs/cgroup rw,nosuid - tmpfs tmpfs ro,mode=755
+26 25 0:23 / /sys/fs/cgroup/cpu rw,nosuid,nodev,noexec,relatime shared:9 - cgroup cgroup rw,cpu
+27 25 0:24 / /sys/fs/cgroup/cpuacct rw,nosuid - cgroup cgroup rw,cpuacct
+28 25 0:25 / /sys/fs/cgroup/blkio rw,nosuid - cgroup cgroup rw,blkio
+29 25 0:26 / /sys/fs/cgroup/unified rw,nosuid - cgroup2 cgroup2 rw
+"""
+
+
+def test_cgroup_mounts_are_found_by_controller_not_by_prefix() -> None:
+    assert str(cgroups.find_mount("cpu", MOUNTINFO)) == "/sys/fs/cgroup/cpu"
+    assert str(cgroups.find_mount("cpuacct", MOUNTINFO)) == "/sys/fs/cgroup/cpuacct"
+    assert str(cgroups.find_mount("blkio", MOUNTINFO)) == "/sys/fs/cgroup/blkio"
+    assert cgroups.find_mount("memory", MOUNTINFO) is None  # the cgroup2 line is not a v1 hierarchy
+
+
+def test_combined_v1_hierarchy() -> None:
+    line = "26 25 0:23 / /sys/fs/cgroup/cpu,cpuacct rw - cgroup cgroup rw,cpu,cpuacct\n"
+    assert str(cgroups.find_mount("cpu", line)) == "/sys/fs/cgroup/cpu,cpuacct"
+
+
+@pytest.mark.parametrize(
+    ("text", "bits"),
+    [("80mbit", 80_000_000), ("1gbit", 1_000_000_000), ("2.5Mbit", 2_500_000), ("500kbit", 500_000)],
+)
+def test_rates_in_tc_units(text: str, bits: int) -> None:
+    assert knobs.parse_rate(text) == bits
+
+
+@pytest.mark.parametrize(("text", "message"), [("80", "unit"), ("10MB/s", "unit"), ("1kbit", "between")])
+def test_bad_rates_are_refused_with_the_rule(text: str, message: str) -> None:
+    with pytest.raises(LabError, match=message):
+        knobs.parse_rate(text)
+
+
+def test_cores_become_a_cfs_quota_and_are_bounded() -> None:
+    assert knobs.check_cores(0.2) == 20_000
+    assert knobs.check_cores(1.5) == 150_000
+    for bad in (0, 0.001, 100):
+        with pytest.raises(LabError, match="--cores"):
+            knobs.check_cores(bad)
+
+
+def test_iops_bounds() -> None:
+    knobs.check_iops(300)
+    with pytest.raises(LabError, match="--iops 5"):
+        knobs.check_iops(5)
+
+
+def test_knob_descriptions_name_the_setting() -> None:
+    cpu = {"kind": "cpu", "cores": 0.2, "quota_us": 20000}
+    assert knobs.describe(cpu).startswith("0.2 cores")
+    media = {"kind": "media", "iops": 300, "mbps": None, "disk": "vda", "numbers": "254:0", "device": "loop1"}
+    assert knobs.describe(media) == "300 read + 300 write IOPS on vda (254:0), the disk under loop1"
+    net = {"kind": "network", "rate": "80mbit", "rate_bps": 80_000_000, "links": ["x-h2", "x-h2:eth0"]}
+    assert knobs.describe(net) == "80mbit (10 MB/s) each way on x-h2, x-h2:eth0"
+
+
+def test_rbd_bench_progress_lines_are_parsed_and_headers_skipped() -> None:
+    text = (
+        "bench  type write io_size 4096 io_threads 16 bytes 10737418240 pattern random\n"
+        "  SEC       OPS   OPS/SEC   BYTES/SEC\n"
+        "    1      3120   3123.51    12 MiB/s\n"
+        "    2      5296    2629.7    10 MiB/s\n"
+        "    3      7808   2597.61    10 MiB/s\n"
+    )
+    assert load.parse_progress(text) == [(1, 3120), (2, 5296), (3, 7808)]
+    result = load.LoadResult("small-random-write", 3.0, 7808, "x-cl")
+    assert round(result.iops) == 2603
+    assert round(result.bytes_per_second(4096)) == round(7808 / 3 * 4096)
+
+
+def test_load_arguments_are_checked() -> None:
+    with pytest.raises(LabError, match="--seconds 0"):
+        load.check_seconds(0)
+    argv = load.PATTERNS["large-read"].bench_argv(__import__("pathlib").Path("/c"), 1024)
+    assert argv[argv.index("--io-type") + 1] == "read" and argv[argv.index("--io-size") + 1] == str(4 << 20)
+
+
+def test_the_remount_script_mounts_every_v1_hierarchy_again_with_its_options() -> None:
+    script = cgroups.remount_script(MOUNTINFO)
+    assert script.startswith("mount -t tmpfs -o mode=755 cgroup-views /sys/fs/cgroup && ")
+    assert "mkdir -p /sys/fs/cgroup/cpu && mount -t cgroup -o rw,cpu cgroup /sys/fs/cgroup/cpu" in script
+    assert "-o rw,blkio cgroup /sys/fs/cgroup/blkio" in script
+    assert "unified" not in script  # cgroup2 is not a v1 hierarchy
