@@ -123,4 +123,3 @@ def test_limits() -> None:
     assert cgroups.limit_v1("250000\n", "100000\n") == 2.5
     assert cgroups.limit_v2("max 100000\n") is None
     assert cgroups.limit_v2("20000 100000\n") == 0.2
-
