@@ -1,17 +1,16 @@
 """The exporter's metric families (names without the ceph_perfwatch_ prefix that render() adds).
 
-The exporter's own table: the module's perfwatch.counters.FAMILIES is not used."""
+The exporter's own table (the module's declare_family, into our registry, not the module's FAMILIES)."""
 
 from typing import Dict
 
-from perfwatch.counters import Family
+from perfwatch.counters import Family, declare_family
 
 FAMILIES: Dict[str, Family] = {}
 
 
 def _family(name: str, type_: str, help_: str) -> str:
-    FAMILIES[name] = Family(name, type_, help_)
-    return name
+    return declare_family(name, type_, help_, FAMILIES)
 
 
 # --- per daemon: ceph_daemon, hostname --------------------------------------------------------------

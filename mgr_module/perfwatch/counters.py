@@ -35,11 +35,13 @@ class Spec(NamedTuple):
 FAMILIES: Dict[str, Family] = {}
 
 
-def declare_family(name: str, type_: str, help_: str) -> str:
-    """Register a metric family (name without prefix); returns the name for use in Samples."""
-    if name in FAMILIES and FAMILIES[name] != Family(name, type_, help_):
+def declare_family(name: str, type_: str, help_: str, registry: Optional[Dict[str, Family]] = None) -> str:
+    """Register a metric family (name without prefix) in `registry` (default: the module's FAMILIES);
+    returns the name for use in Samples."""
+    table = FAMILIES if registry is None else registry
+    if name in table and table[name] != Family(name, type_, help_):
         raise ValueError("family {} declared twice, differently".format(name))
-    FAMILIES[name] = Family(name, type_, help_)
+    table[name] = Family(name, type_, help_)
     return name
 
 

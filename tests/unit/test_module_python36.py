@@ -1,17 +1,25 @@
-"""The module runs in ceph-mgr's embedded Python, as old as 3.6: vermin must find nothing newer."""
+"""The module runs in ceph-mgr's embedded Python and the host exporter on hosts' own Python, either as
+old as 3.6: vermin must find nothing newer in them."""
 
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-MODULE_DIR = Path(__file__).resolve().parents[2] / "mgr_module" / "perfwatch"
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+MODULE_DIR = REPO / "mgr_module" / "perfwatch"
 
 
-def test_module_code_needs_nothing_newer_than_python_3_6() -> None:
+EXPORTER_DIR = REPO / "exporters" / "perfwatch_host_exporter"
+
+
+@pytest.mark.parametrize("package", [MODULE_DIR, EXPORTER_DIR], ids=("module", "exporter"))
+def test_code_needs_nothing_newer_than_python_3_6(package: Path) -> None:
     vermin = shutil.which("vermin") or str(Path(sys.executable).parent / "vermin")
     proc = subprocess.run(
-        [vermin, "-t=3.6-", "--violations", "--no-tips", "--eval-annotations", str(MODULE_DIR)],
+        [vermin, "-t=3.6-", "--violations", "--no-tips", "--eval-annotations", str(package)],
         capture_output=True,
         text=True,
         check=False,
