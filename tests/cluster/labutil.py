@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import time
@@ -71,6 +72,31 @@ class LabHandle:
         import os
 
         return {**os.environ, "CEPH_CONF": str(self.conf)}
+
+
+def s3_user(lab: LabHandle) -> dict:
+    """Access and secret key of a test RGW user (created once per lab)."""
+    user = subprocess.run(
+        ["radosgw-admin", "-c", str(lab.conf), "user", "create", "--uid", "pwtest", "--display-name", "perfwatch test"],
+        capture_output=True, text=True, check=False, timeout=60,
+    )  # fmt: skip
+    if user.returncode != 0:  # already there from an earlier test in this session
+        user = subprocess.run(
+            ["radosgw-admin", "-c", str(lab.conf), "user", "info", "--uid", "pwtest"],
+            capture_output=True, text=True, check=True, timeout=60,
+        )  # fmt: skip
+    return json.loads(user.stdout)["keys"][0]
+
+
+def s3_client(lab: LabHandle) -> Any:
+    """A boto3 S3 client for the test user, against the lab's RGW."""
+    import boto3
+
+    key = s3_user(lab)
+    return boto3.client(
+        "s3", endpoint_url=lab.lab.rgw_url(), aws_access_key_id=key["access_key"],
+        aws_secret_access_key=key["secret_key"], region_name="us-east-1",
+    )  # fmt: skip
 
 
 def snapshot(directory: Path) -> tuple[LabState, list[str], list[str], str]:

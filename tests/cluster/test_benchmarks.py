@@ -13,7 +13,7 @@ import pytest
 
 from lab.cephcli import CephCommandError
 
-from .labutil import LabHandle, run_lab, wait_until
+from .labutil import LabHandle, run_lab, s3_client, s3_user, wait_until
 
 INTERVAL = 5
 SCRATCH_POOL, SCRATCH_NS = "perfwatch", "perfwatch"
@@ -72,28 +72,8 @@ def scratch_images(lab: LabHandle) -> list[str]:
     return proc.stdout.split()
 
 
-def s3_user(lab: LabHandle) -> dict:
-    """Access and secret key of a test RGW user (created once per lab)."""
-    user = subprocess.run(
-        ["radosgw-admin", "-c", str(lab.conf), "user", "create", "--uid", "pwtest", "--display-name", "perfwatch test"],
-        capture_output=True, text=True, check=False, timeout=60,
-    )  # fmt: skip
-    if user.returncode != 0:  # already there from an earlier test in this session
-        user = subprocess.run(
-            ["radosgw-admin", "-c", str(lab.conf), "user", "info", "--uid", "pwtest"],
-            capture_output=True, text=True, check=True, timeout=60,
-        )  # fmt: skip
-    return json.loads(user.stdout)["keys"][0]
-
-
 def make_bucket(lab: LabHandle) -> None:
-    import boto3
-
-    key = s3_user(lab)
-    s3 = boto3.client(
-        "s3", endpoint_url=lab.lab.rgw_url(), aws_access_key_id=key["access_key"],
-        aws_secret_access_key=key["secret_key"], region_name="us-east-1",
-    )  # fmt: skip
+    s3 = s3_client(lab)
     s3.create_bucket(Bucket="pwtest-index")
     for i in range(20):
         s3.put_object(Bucket="pwtest-index", Key=f"obj-{i}", Body=b"x")
