@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import time
 from pathlib import Path
 
@@ -16,31 +17,34 @@ from .config import LabError
 MOUNTINFO = Path("/proc/self/mountinfo")
 
 
-def find_mount(controller: str, mountinfo: str | None = None) -> Path | None:
-    """Where the cgroup v1 hierarchy holding `controller` is mounted, from /proc/self/mountinfo text."""
-    text = MOUNTINFO.read_text() if mountinfo is None else mountinfo
+def _unescape(field: str) -> str:
+    """mountinfo writes space, tab, newline and backslash as octal escapes (\\040)."""
+    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), field)
+
+
+def _cgroup_mounts(text: str) -> list[tuple[str, str, str]]:
+    """(mount point, fstype, super options) of each cgroup and cgroup2 mount in mountinfo text."""
+    found = []
     for line in text.splitlines():
         left, sep, right = line.partition(" - ")
-        if not sep:
-            continue
         fields, tail = left.split(), right.split()
-        if len(fields) < 5 or len(tail) < 3 or tail[0] != "cgroup":
-            continue
-        if controller in tail[2].split(","):
-            return Path(fields[4])
+        if sep and len(fields) >= 5 and len(tail) >= 3 and tail[0] in ("cgroup", "cgroup2"):
+            found.append((_unescape(fields[4]), tail[0], tail[2]))
+    return found
+
+
+def find_mount(controller: str, mountinfo: str | None = None) -> Path | None:
+    """Where the cgroup v1 hierarchy holding `controller` is mounted, from /proc/self/mountinfo text."""
+    for mountpoint, options in v1_hierarchies(mountinfo):
+        if controller in options.split(","):
+            return mountpoint
     return None
 
 
 def v1_hierarchies(mountinfo: str | None = None) -> list[tuple[Path, str]]:
     """(mount point, super options) of every cgroup v1 hierarchy, e.g. (/sys/fs/cgroup/cpu, "rw,cpu")."""
     text = MOUNTINFO.read_text() if mountinfo is None else mountinfo
-    found = []
-    for line in text.splitlines():
-        left, sep, right = line.partition(" - ")
-        fields, tail = left.split(), right.split()
-        if sep and len(fields) >= 5 and len(tail) >= 3 and tail[0] == "cgroup":
-            found.append((Path(fields[4]), tail[2]))
-    return found
+    return [(Path(m), options) for m, fstype, options in _cgroup_mounts(text) if fstype == "cgroup"]
 
 
 def remount_script(mountinfo: str | None = None) -> str:
@@ -52,10 +56,17 @@ def remount_script(mountinfo: str | None = None) -> str:
     """
     import shlex
 
+    text = MOUNTINFO.read_text() if mountinfo is None else mountinfo
+    unified = [Path(m) for m, fstype, _ in _cgroup_mounts(text) if fstype == "cgroup2"]
+    if Path("/sys/fs/cgroup") in unified:  # a cgroup v2-only machine: one hierarchy, right there
+        return "mount -t cgroup2 cgroup2 /sys/fs/cgroup"
     steps = ["mount -t tmpfs -o mode=755 cgroup-views /sys/fs/cgroup"]
-    for mountpoint, options in v1_hierarchies(mountinfo):
+    for mountpoint, fstype, options in _cgroup_mounts(text):
         where = shlex.quote(str(mountpoint))
-        steps.append(f"mkdir -p {where} && mount -t cgroup -o {shlex.quote(options)} cgroup {where}")
+        if fstype == "cgroup":
+            steps.append(f"mkdir -p {where} && mount -t cgroup -o {shlex.quote(options)} cgroup {where}")
+        else:
+            steps.append(f"mkdir -p {where} && mount -t cgroup2 cgroup2 {where}")
     return " && ".join(steps)
 
 
@@ -85,12 +96,27 @@ def create(controller: str, group: str, settings: dict[str, str]) -> Path:
     return path
 
 
-def add_process(controller: str, group: str, pid: int) -> None:
-    """Move a process (every thread of it) into the group."""
+def group_of(pid: int, controller: str, proc_cgroup: str | None = None) -> str | None:
+    """The process's group in the v1 hierarchy holding `controller` ("/user.slice"), from /proc/PID/cgroup."""
+    try:
+        text = Path(f"/proc/{pid}/cgroup").read_text() if proc_cgroup is None else proc_cgroup
+    except OSError:
+        return None
+    for line in text.splitlines():
+        parts = line.split(":", 2)
+        if len(parts) == 3 and controller in parts[1].split(","):
+            return parts[2]
+    return None
+
+
+def add_process(controller: str, group: str, pid: int) -> str | None:
+    """Move a process (every thread of it) into the group; returns the group it was in before."""
+    origin = group_of(pid, controller)
     try:
         (group_path(controller, group) / "cgroup.procs").write_text(f"{pid}\n")
     except OSError as exc:
         raise LabError(f"cannot move pid {pid} into the {controller} group {group}: {exc.strerror}") from exc
+    return origin
 
 
 def members(controller: str, group: str) -> list[int]:
@@ -101,17 +127,21 @@ def members(controller: str, group: str) -> list[int]:
         return []
 
 
-def remove(controller: str, group: str) -> list[str]:
-    """Hand the group's processes back to the root group and remove it; the problems met (never raises)."""
+def remove(controller: str, group: str, origin: str | None = None) -> list[str]:
+    """Hand the group's processes back to the group they came from (else the root group) and remove
+    it; the problems met (never raises)."""
     mount = find_mount(controller)
     if mount is None:
         return []
     path = mount / group
     if not path.exists():
         return []
+    back = mount / origin.lstrip("/") if origin and origin != f"/{group}" else mount
+    if not (back / "cgroup.procs").exists():
+        back = mount
     for pid in members(controller, group):
         with contextlib.suppress(OSError):  # a process that just exited
-            (mount / "cgroup.procs").write_text(f"{pid}\n")
+            (back / "cgroup.procs").write_text(f"{pid}\n")
     # A process killed a moment ago still holds its group until the kernel has finished its exit.
     deadline = time.monotonic() + 10
     while True:

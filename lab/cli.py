@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 from pathlib import Path
 
@@ -125,8 +126,13 @@ def _print_status(status: dict) -> None:
         print(f"knob     {key:<29} {knob['setting']}")
 
 
+def _interrupted(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt  # SIGTERM unwinds like Ctrl-C: a running load stops its bench on the way out
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    signal.signal(signal.SIGTERM, _interrupted)
     directory: Path = resolve_directory(args.dir)
     try:
         if args.command == "up":

@@ -371,6 +371,19 @@ class Lab:
     def save_state(self) -> None:
         self._save()
 
+    def record_process(self, name: str, pid: int) -> None:
+        """A helper process (a load) recorded like a daemon, so `down` stops it if its owner cannot."""
+        stat = procs.read_stat(pid)
+        if stat is not None:
+            self.state = LabState.load(self.dir)  # another command may have changed it meanwhile
+            self.state.daemons[name] = procs.ProcRef(pid, stat[1])
+            self._save()
+
+    def forget_process(self, name: str) -> None:
+        self.state = LabState.load(self.dir)
+        if self.state.daemons.pop(name, None) is not None:
+            self._save()
+
     def _active_mgr(self) -> str | None:
         stat = self.ceph("mgr", "stat", timeout=5)
         return stat.get("active_name") if stat and stat.get("available") else None

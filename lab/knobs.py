@@ -113,15 +113,18 @@ def _osd_pid(lab: Lab, osd_id: int) -> int:
 
 def saturate_cpu(lab: Lab, osd_ids: list[int], cores: float) -> list[dict[str, Any]]:
     quota = check_cores(cores)
+    if not osd_ids:
+        raise LabError("no OSD to limit (that host has none)")
+    pids = {osd_id: _osd_pid(lab, osd_id) for osd_id in osd_ids}  # all running, before changing anything
     made = []
-    for osd_id in osd_ids:
-        pid = _osd_pid(lab, osd_id)
+    for osd_id, pid in pids.items():
         group = group_name(lab.config.name, osd_id)
         knob = {"kind": "cpu", "target": f"osd.{osd_id}", "cores": cores, "quota_us": quota, "group": group}
         lab.state.knobs[f"cpu:osd.{osd_id}"] = knob
         lab.save_state()  # recorded before it exists: `clear` and `down` undo a half-made knob too
         cgroups.create("cpu", group, {"cpu.cfs_period_us": str(CFS_PERIOD_US), "cpu.cfs_quota_us": str(quota)})
-        cgroups.add_process("cpu", group, pid)
+        knob["origin"] = cgroups.add_process("cpu", group, pid)
+        lab.save_state()
         made.append(knob)
     return made
 
@@ -153,7 +156,8 @@ def saturate_media(lab: Lab, osd_id: int, iops: int, mbps: float | None) -> dict
     settings["blkio.throttle.read_bps_device"] = f"{numbers} {bps}"
     settings["blkio.throttle.write_bps_device"] = f"{numbers} {bps}"
     cgroups.create("blkio", group, settings)
-    cgroups.add_process("blkio", group, pid)
+    knob["origin"] = cgroups.add_process("blkio", group, pid)
+    lab.save_state()
     return knob
 
 
@@ -196,11 +200,21 @@ def undo(lab: Lab, key: str) -> list[str]:
     knob = lab.state.knobs.get(key)
     if knob is None:
         return []
+    try:
+        problems = _undo(knob)
+    except (OSError, subprocess.SubprocessError) as exc:
+        problems = [f"{key}: {exc}"]
+    if not problems:
+        del lab.state.knobs[key]
+        lab.save_state()
+    return problems
+
+
+def _undo(knob: dict[str, Any]) -> list[str]:
     problems: list[str] = []
-    if knob["kind"] == "cpu":
-        problems += cgroups.remove("cpu", knob["group"])
-    elif knob["kind"] == "media":
-        problems += cgroups.remove("blkio", knob["group"])
+    if knob["kind"] in ("cpu", "media"):
+        controller = "cpu" if knob["kind"] == "cpu" else "blkio"
+        problems += cgroups.remove(controller, knob["group"], knob.get("origin"))
     else:
         for netns, dev in knob["ends"]:
             if netns is not None and not Path(f"/run/netns/{netns}").exists():
@@ -211,9 +225,6 @@ def undo(lab: Lab, key: str) -> list[str]:
             # "handle of zero": no root qdisc of ours is left there, which is what we want
             if proc.returncode != 0 and "handle of zero" not in proc.stderr and "Cannot find" not in proc.stderr:
                 problems.append(f"tc qdisc del on {dev}: {proc.stderr.strip()}")
-    if not problems:
-        del lab.state.knobs[key]
-        lab.save_state()
     return problems
 
 
@@ -234,6 +245,9 @@ def clear(lab: Lab, kind: str | None = None) -> tuple[list[str], list[str]]:
 
 def reapply_to(lab: Lab, daemon: str, pid: int) -> None:
     """A restarted OSD goes back into the groups of the knobs that name it."""
-    for knob in lab.state.knobs.values():
+    for key, knob in lab.state.knobs.items():
         if knob["target"] == daemon and knob["kind"] in ("cpu", "media"):
-            cgroups.add_process("cpu" if knob["kind"] == "cpu" else "blkio", knob["group"], pid)
+            try:
+                cgroups.add_process("cpu" if knob["kind"] == "cpu" else "blkio", knob["group"], pid)
+            except LabError as exc:
+                raise LabError(f"{daemon} started, but the knob {key} could not be applied to it again: {exc}") from exc

@@ -8,7 +8,9 @@ OSDs. They have only the `layering` feature: no exclusive lock for a killed clie
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -112,40 +114,59 @@ def _filled(lab: Lab, pattern: Pattern) -> bool:
     return True
 
 
+def _signal_group(proc: subprocess.Popen, sig: int) -> None:
+    """Signal `timeout` and the bench under it (timeout made itself a process group leader)."""
+    try:
+        os.killpg(proc.pid, sig)
+    except ProcessLookupError:
+        pass
+    except PermissionError:  # not (yet) a group of its own: signal the process alone
+        proc.send_signal(sig)
+
+
 def run(lab: Lab, pattern_name: str, seconds: float) -> LoadResult:
     """Run one pattern for `seconds` from the client namespace; returns what the client measured."""
     if pattern_name not in PATTERNS:
         raise LabError(f"--pattern {pattern_name!r}: one of {', '.join(PATTERNS)}")
     check_seconds(seconds)
     pattern = PATTERNS[pattern_name]
-    _prepare(lab, pattern)
+    try:
+        _prepare(lab, pattern)
+    except cephcli.CephCommandError as exc:
+        raise LabError(f"preparing the load pool or image failed: {exc}") from exc
     client = lab.topo.client
     # More bytes than the client could move in the time: the clock, not the total, ends the run.
     total = 1 << 50
     argv = pattern.bench_argv(lab.config.conf_path, total)
-    # `timeout` is the guard if this process dies: the bench still ends 15 s after its time.
-    argv = ["timeout", "--signal=TERM", f"{seconds + 15:.0f}", *argv]
+    # `timeout` is the guard if this process dies: the bench still ends (SIGTERM, then SIGKILL) after
+    # its time. It leads a process group of its own, with rbd in it: we signal that whole group.
+    argv = ["timeout", "--signal=TERM", "--kill-after=10", f"{seconds + 15:.0f}", *argv]
     if client.netns:
-        argv = ["ip", "netns", "exec", client.netns, *argv]
-    log = lab.dir / "log" / "load.out"
+        argv = ["ip", "netns", "exec", client.netns, *argv]  # execs: the PID stays timeout's
+    log = lab.dir / "log" / f"load.{os.getpid()}.out"
     started = time.monotonic()
     with open(log, "w") as out:
         proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        lab.record_process(f"load.{proc.pid}", proc.pid)  # so `down` stops it if we die first
         try:
-            proc.wait(timeout=seconds)
-        except subprocess.TimeoutExpired:
-            proc.terminate()  # `timeout` passes SIGTERM on to rbd
-        except BaseException:
-            proc.kill()
+            try:
+                proc.wait(timeout=seconds)
+            except subprocess.TimeoutExpired:
+                _signal_group(proc, signal.SIGTERM)
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                _signal_group(proc, signal.SIGKILL)
+                proc.wait()
+        except BaseException:  # Ctrl-C: the bench must not outlive us
+            _signal_group(proc, signal.SIGKILL)
             proc.wait()
             raise
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        finally:
+            lab.forget_process(f"load.{proc.pid}")
     elapsed = time.monotonic() - started
     text = log.read_text(errors="replace")
+    log.unlink()
     rows = parse_progress(text)
     if not rows:
         raise LabError(f"the load produced no progress lines (exit {proc.returncode}): {text.strip()[-400:]}")

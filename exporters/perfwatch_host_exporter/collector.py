@@ -71,6 +71,10 @@ class Collector:
         try:
             self.cgroups.refresh_mounts()
             cgroups_readable = True
+            if daemons and self.cgroups.v1 is None and self.cgroups.v2 is None:
+                # Daemons to report but no CPU hierarchy in sight: say so, don't just go quiet.
+                self.errors("cgroup", "no cgroup hierarchy with the cpu controller is mounted here")
+                cgroups_readable = False
         except (OSError, ValueError) as exc:
             self.errors("cgroup", "reading /proc/self/mountinfo: {}".format(exc))
             cgroups_readable = False

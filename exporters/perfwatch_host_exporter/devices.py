@@ -38,10 +38,14 @@ class DeviceResolver:
 
     def __init__(self, host: Root) -> None:
         self.host = host
+        # What could not be followed below the first device in the last rows() call: those branches
+        # are left out, the rows found are kept (a loop's backing file may be gone or hidden from us).
+        self.problems: List[str] = []
 
     def rows(self, daemon_root: Root, path: str, role: str) -> List[DeviceRow]:
         """Rows for one BlueStore device path (in the daemon's view): the first "direct" or "file", then
         what lies beneath it. Raises DeviceError (or OSError) when the path cannot be resolved."""
+        self.problems = []
         target = daemon_root.resolve(path)
         st = daemon_root.stat(target)
         if stat.S_ISBLK(st.mode):
@@ -72,7 +76,11 @@ class DeviceResolver:
             if name.endswith(_DELETED):
                 name = name[: -len(_DELETED)]
             if name:
-                below_node = self._by_devnum(self.host.stat(self.host.resolve(name)).dev)
+                try:
+                    below_node = self._by_devnum(self.host.stat(self.host.resolve(name)).dev)
+                except OSError as exc:
+                    self.problems.append("{}: backing file {}: {}".format(node.disk, name, exc))
+                    below_node = None
                 if below_node is not None:
                     below.append((below_node, "loop"))
         slaves = posixpath.join(node.disk_dir, "slaves")

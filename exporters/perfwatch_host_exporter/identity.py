@@ -40,9 +40,9 @@ def options(argv: List[str]) -> Dict[str, str]:
         i += 1
         value: Optional[str] = None
         if arg.startswith("--"):
-            arg = "--" + arg[2:].replace("_", "-")  # Ceph treats - and _ in option names alike
             if "=" in arg:
                 arg, value = arg.split("=", 1)
+            arg = "--" + arg[2:].replace("_", "-")  # Ceph treats - and _ in option names alike (not values)
         key = _ALIASES.get(arg)
         if key is None:
             continue

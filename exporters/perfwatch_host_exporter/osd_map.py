@@ -75,4 +75,6 @@ class OsdDeviceMap:
                 rows.extend(self.resolver.rows(daemon_root, path, role))
             except (DeviceError, OSError, ValueError) as exc:
                 self.on_error("device", "{} {}: {}".format(label, entry, exc))
+            for problem in self.resolver.problems:
+                self.on_error("device", "{} {}: {}".format(label, entry, problem))
         return rows

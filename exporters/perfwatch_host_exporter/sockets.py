@@ -14,18 +14,29 @@ class DaemonSockets:
         self.asok_dirs = asok_dirs
         self.timeout = timeout
 
-    def path(self, daemon: Daemon) -> str:
-        """The first candidate socket that exists, as a path in the exporter's filesystem. The daemon's
+    def paths(self, daemon: Daemon) -> List[str]:
+        """The candidate sockets that exist, in order, as paths in the exporter's filesystem. The daemon's
         paths are resolved inside its own root (/proc/PID/root), symlinks like /var/run -> /run included."""
         daemon_root = self.root.view("/proc/{}/root".format(daemon.pid))
         tried: List[str] = []
+        found: List[str] = []
         for view, path in candidates(daemon.ident, self.asok_dirs):
             where = daemon_root if view == "daemon" else self.root
             resolved = where.resolve(path)
             if where.exists(resolved):
-                return where.real(resolved)
+                found.append(where.real(resolved))
             tried.append(path)
-        raise AsokError("no admin socket found (tried {})".format(", ".join(tried)))
+        if not found:
+            raise AsokError("no admin socket found (tried {})".format(", ".join(tried)))
+        return found
 
     def ask(self, daemon: Daemon, command: Dict[str, Any]) -> Any:
-        return self.call(self.path(daemon), command, self.timeout)
+        """Ask through the first socket that answers: a stale socket file (a daemon of that name that
+        is gone) must not hide the live one further down the list."""
+        last: Exception = AsokError("no admin socket")
+        for path in self.paths(daemon):
+            try:
+                return self.call(path, command, self.timeout)
+            except (AsokError, OSError) as exc:
+                last = exc
+        raise last

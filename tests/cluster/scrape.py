@@ -35,12 +35,13 @@ class Scrape:
 
 
 def scrape(url: str) -> Scrape:
+    at = time.monotonic()  # the exporter collects when asked: the request time is the sample time
     with urllib.request.urlopen(url, timeout=15) as resp:
         text = resp.read().decode()
     samples = [
         (s.name, dict(s.labels), s.value) for family in text_string_to_metric_families(text) for s in family.samples
     ]
-    return Scrape(time.monotonic(), samples)
+    return Scrape(at, samples)
 
 
 def rate(a: Scrape, b: Scrape, name: str, **labels: str) -> float:
@@ -73,7 +74,12 @@ def client_load(lab: LabHandle, pattern: str, seconds: float) -> Iterator[LoadRu
     try:
         yield result
     finally:
-        out, err = proc.communicate(timeout=seconds + 180)
+        try:
+            out, err = proc.communicate(timeout=seconds + 180)
+        except subprocess.TimeoutExpired:
+            proc.terminate()  # `lab load` stops its bench on the way out
+            proc.communicate(timeout=60)
+            raise
         assert proc.returncode == 0, err
         result.line = out.strip()
         match = re.search(r"([\d.]+) IOPS, ([\d.]+) MB/s", result.line)

@@ -160,7 +160,8 @@ def test_network_knob_caps_one_host_link_and_the_aggregate_drops(sat: LabHandle)
     try:
         [(labels, value)] = capacity(sat, VICTIM)
         assert (labels["source"], value) == ("tc", NET_BYTES)  # the shaped capacity, for the rules
-        assert all(lbl["source"] != "tc" for lbl, _ in capacity(sat, 0))
+        unshaped = capacity(sat, 0)
+        assert unshaped and all(lbl["source"] == "speed" for lbl, _ in unshaped)
         with client_load(sat, "large-read", 12) as on:
             time.sleep(3)
             rates_on = host_send_rates(sat, 6)
@@ -172,7 +173,8 @@ def test_network_knob_caps_one_host_link_and_the_aggregate_drops(sat: LabHandle)
         assert on.mb_per_second < 0.6 * off.mb_per_second
     finally:
         knob(sat, "clear", "network")
-    assert all(lbl["source"] != "tc" for lbl, _ in capacity(sat, VICTIM))
+    restored = capacity(sat, VICTIM)
+    assert restored and all(lbl["source"] == "speed" for lbl, _ in restored)
     with client_load(sat, "large-read", 8) as cleared:
         time.sleep(2)
         rates_cleared = host_send_rates(sat, 4)

@@ -104,3 +104,26 @@ def test_socket_candidates_in_order() -> None:
 
 def test_os_path_is_available() -> None:
     assert hasattr(os, "O_PATH"), "the long-path connect needs O_PATH (Linux)"
+
+
+def test_a_stale_socket_file_does_not_hide_a_live_one(tmp_path: Path) -> None:
+    """A dead daemon's socket at Ceph's default path; the live one in --asok-dir answers."""
+    from perfwatch_host_exporter.discovery import Daemon
+    from perfwatch_host_exporter.fsroot import Root
+    from perfwatch_host_exporter.sockets import DaemonSockets
+
+    default_dir = tmp_path / "var" / "run" / "ceph"
+    default_dir.mkdir(parents=True)
+    stale = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    stale.bind(str(default_dir / "ceph-osd.0.asok"))
+    stale.close()  # the file stays, nobody listens: connect is refused
+    (tmp_path / "proc" / "7").mkdir(parents=True)
+    (tmp_path / "proc" / "7" / "root").symlink_to(tmp_path)
+    live_dir = tmp_path / "lab-run"
+    live_dir.mkdir()
+    ident = identify("ceph-osd", ["ceph-osd", "-i", "0"], 7)
+    assert ident is not None
+    sockets = DaemonSockets(Root(str(tmp_path)), asok.call, ["/lab-run"], 2.0)
+    with server(str(live_dir / "ceph-osd.0.asok"), b'{"osd_data": "/srv/osd0"}'):
+        assert len(sockets.paths(Daemon(7, ident))) == 2
+        assert sockets.ask(Daemon(7, ident), asok.config_get("osd_data")) == {"osd_data": "/srv/osd0"}

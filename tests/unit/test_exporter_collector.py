@@ -224,3 +224,11 @@ def test_a_second_daemon_with_a_taken_label_is_left_out(tmp_path: Path) -> None:
     got = values(collector(host, fake).render())
     assert value(got, "exporter_daemons", hostname="node1") == 4
     assert value(got, "exporter_scrape_errors_total", hostname="node1", source="proc") == 2
+
+
+def test_no_cpu_hierarchy_in_sight_is_an_error_not_silence(tmp_path: Path) -> None:
+    host, fake = build(tmp_path)
+    host.write("proc/self/mountinfo", "")  # e.g. a namespace whose /sys hides /sys/fs/cgroup
+    got = values(collector(host, fake).render())
+    assert value(got, "exporter_scrape_errors_total", hostname="node1", source="cgroup") == 1
+    assert not [name for (name, _) in got if "cgroup_info" in name]

@@ -47,6 +47,15 @@ def test_a_deleted_backing_file_is_still_followed_by_name(host: FakeHost) -> Non
     assert [r.device for r in rows(host)] == ["loop3", "vda"]
 
 
+def test_a_backing_file_we_cannot_see_keeps_the_direct_row_and_is_a_problem(host: FakeHost) -> None:
+    host.loop("loop4", 4, "/root/hidden/osd0.img")  # gone, or hidden by ProtectHome=yes
+    host.link(OSD + "/block", "/dev/loop4")
+    resolver = DeviceResolver(host.root())
+    found = resolver.rows(host.root(), OSD + "/block", "block")
+    assert found == [DeviceRow("block", "loop4", "", "direct")]
+    assert len(resolver.problems) == 1 and "/root/hidden/osd0.img" in resolver.problems[0]
+
+
 def test_symlink_chain_to_dm_and_its_slaves(host: FakeHost) -> None:
     host.dm("dm-1", 1, ["sdb1", "nvme0n1"])
     host.link("dev/mapper/ceph--vg-osd--block", "../dm-1")

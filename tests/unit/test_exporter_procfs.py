@@ -74,3 +74,12 @@ def test_admin_socket_and_osd_data_from_argv_with_metavariables() -> None:
 def test_flags_without_values_do_not_swallow_the_next_option() -> None:
     assert options(["ceph-osd", "-f", "-i", "1", "-d"]) == {"id": "1"}
     assert options(["ceph-osd", "-i"]) == {}, "a trailing option without its value is ignored"
+
+
+def test_underscores_are_folded_in_option_names_but_kept_in_values() -> None:
+    argv = ["radosgw", "--name=client.rgw.my_gw", "--admin_socket=/var/run/ceph_a/x.asok", "--osd_data=/srv/ceph_osd"]
+    found = options(argv)
+    assert found["name"] == "client.rgw.my_gw" and found["osd_data"] == "/srv/ceph_osd"
+    assert found["admin_socket"] == "/var/run/ceph_a/x.asok"
+    ident = identify("radosgw", argv, 5)
+    assert ident is not None and ident.label == "rgw.my_gw"

@@ -84,9 +84,27 @@ def test_load_arguments_are_checked() -> None:
     assert argv[argv.index("--io-type") + 1] == "read" and argv[argv.index("--io-size") + 1] == str(4 << 20)
 
 
-def test_the_remount_script_mounts_every_v1_hierarchy_again_with_its_options() -> None:
+def test_the_remount_script_mounts_every_hierarchy_again_with_its_options() -> None:
     script = cgroups.remount_script(MOUNTINFO)
     assert script.startswith("mount -t tmpfs -o mode=755 cgroup-views /sys/fs/cgroup && ")
     assert "mkdir -p /sys/fs/cgroup/cpu && mount -t cgroup -o rw,cpu cgroup /sys/fs/cgroup/cpu" in script
     assert "-o rw,blkio cgroup /sys/fs/cgroup/blkio" in script
-    assert "unified" not in script  # cgroup2 is not a v1 hierarchy
+    assert script.endswith("mkdir -p /sys/fs/cgroup/unified && mount -t cgroup2 cgroup2 /sys/fs/cgroup/unified")
+
+
+def test_on_a_v2_only_machine_the_remount_is_the_one_hierarchy() -> None:
+    line = "30 23 0:26 / /sys/fs/cgroup rw,nosuid - cgroup2 cgroup2 rw,nsdelegate\n"
+    assert cgroups.remount_script(line) == "mount -t cgroup2 cgroup2 /sys/fs/cgroup"
+    assert cgroups.find_mount("cpu", line) is None
+
+
+def test_escaped_mount_points_are_decoded() -> None:
+    line = "26 25 0:23 / /sys/fs/cgroup/my\\040cpu rw - cgroup cgroup rw,cpu\n"
+    assert str(cgroups.find_mount("cpu", line)) == "/sys/fs/cgroup/my cpu"
+
+
+def test_a_process_group_is_read_for_the_hierarchy_of_the_controller() -> None:
+    text = "12:memory:/m\n4:cpu,cpuacct:/system.slice/ceph-osd@1.service\n7:blkio:/b\n0::/u\n"
+    assert cgroups.group_of(1, "cpu", text) == "/system.slice/ceph-osd@1.service"
+    assert cgroups.group_of(1, "blkio", text) == "/b"
+    assert cgroups.group_of(1, "pids", text) is None
