@@ -3,6 +3,7 @@
 import argparse
 import ipaddress
 import logging
+import re
 import signal
 import socket
 import sys
@@ -90,8 +91,23 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--asok-timeout", type=_seconds, default=2.0, metavar="SECONDS", help="admin socket timeout (default 2)"
     )
+    p.add_argument(
+        "--net-device-exclude",
+        type=_regex,
+        default=network.DEFAULT_EXCLUDE,
+        metavar="REGEX",
+        help="interfaces to leave out of the link capacity rows (default: lo and container/pod interfaces)",
+    )
     p.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="info")
     return p
+
+
+def _regex(text: str) -> str:
+    try:
+        re.compile(text)
+    except re.error as exc:
+        raise argparse.ArgumentTypeError("not a regular expression: {}".format(exc)) from exc
+    return text
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -108,6 +124,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         same_netns=args.same_netns,
         asok_dirs=tuple(args.asok_dir),
         asok_timeout=args.asok_timeout,
+        net_device_exclude=args.net_device_exclude,
     )
     collector = Collector(settings, tc=network.default_tc(), log=log)
     server = HttpServer(make_app(collector.render, hostname), args.listen_address, args.port, http_log)

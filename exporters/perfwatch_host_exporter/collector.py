@@ -2,6 +2,7 @@
 
 import logging
 import os
+import re
 import threading
 import time
 from typing import Callable, List, NamedTuple, Optional, Set, Tuple
@@ -26,6 +27,7 @@ class Settings(NamedTuple):
     same_netns: bool = False  # only daemons in the exporter's network namespace
     asok_dirs: Tuple[str, ...] = ()
     asok_timeout: float = 2.0
+    net_device_exclude: str = network.DEFAULT_EXCLUDE  # interfaces without a capacity row (regex)
 
 
 class Collector:
@@ -41,6 +43,7 @@ class Collector:
         log: Optional[logging.Logger] = None,
     ) -> None:
         self.settings = settings
+        self._net_exclude = re.compile(settings.net_device_exclude)
         self.root = root if root is not None else Root("/")
         self.tc = tc
         self.clk_tck = clk_tck or os.sysconf("SC_CLK_TCK")
@@ -151,7 +154,9 @@ class Collector:
 
     def _network(self, host: Labels) -> List[Sample]:
         try:
-            links = network.capacities(self.root, self.tc, lambda message: self.errors("network", message))
+            links = network.capacities(
+                self.root, self.tc, lambda message: self.errors("network", message), self._net_exclude
+            )
         except OSError as exc:
             self.errors("network", "listing /sys/class/net: {}".format(exc))
             return []

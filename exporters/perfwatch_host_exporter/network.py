@@ -1,8 +1,9 @@
 """Link capacity of every network interface: the rate a root tbf/htb qdisc shapes it to, else its speed."""
 
+import re
 import shutil
 import subprocess
-from typing import Callable, List, NamedTuple, Optional
+from typing import Callable, List, NamedTuple, Optional, Pattern
 
 from . import tc
 from .fsroot import Root
@@ -48,10 +49,20 @@ def _speed(root: Root, device: str) -> Optional[float]:
     return mbit * MBIT if mbit > 0 else None
 
 
-def capacities(root: Root, run: Optional[TcRunner], on_error: Callable[[str], None]) -> List[LinkCapacity]:
-    """One row per interface except lo that has a capacity; tc failures are reported and fall back to
-    the speed."""
-    devices = [d for d in root.listdir("/sys/class/net") if d != "lo"]
+# Interfaces left out by default: loopback and the per-container/per-pod ends that come and go with
+# workloads (Docker, Kubernetes CNIs, libvirt); a host's NICs and bonds are what the rules need.
+DEFAULT_EXCLUDE = r"^(lo|veth.*|cali.*|cilium.*|lxc.*|flannel.*|cni.*|docker\d+|virbr\d+(-nic)?|vnet\d+)$"
+
+
+def capacities(
+    root: Root,
+    run: Optional[TcRunner],
+    on_error: Callable[[str], None],
+    exclude: "Pattern[str]" = re.compile(DEFAULT_EXCLUDE),
+) -> List[LinkCapacity]:
+    """One row per interface not excluded that has a capacity; tc failures are reported and fall back
+    to the speed."""
+    devices = [d for d in root.listdir("/sys/class/net") if not exclude.match(d)]
     qdiscs = {}
     if run is not None:
         try:

@@ -22,9 +22,10 @@ def test_tbf_rate_from_real_tc_json_is_bytes_per_second() -> None:
     assert tc.parse_qdiscs("") == {}
 
 
-def test_single_device_output_has_no_dev_field() -> None:
-    raw = json.loads(fixture("tc_qdisc_tbf_pwx0.json"))
+def test_single_device_output_has_no_dev_field_so_the_exporter_asks_for_all_devices() -> None:
+    raw = json.loads(fixture("tc_qdisc_tbf_pwx0.json"))  # `tc -j qdisc show dev pwx0`, as captured
     assert "dev" not in raw[0] and raw[0]["options"]["rate"] == 10_000_000
+    assert tc.parse_qdiscs(fixture("tc_qdisc_tbf_pwx0.json")) == {}, "rows without a device are not guessed at"
 
 
 def test_htb_capacity_is_the_root_classes_ceiling() -> None:
@@ -103,3 +104,12 @@ def test_rgw_objecter_counters_are_summed_over_every_objecter() -> None:
     assert rgw.objecter_ops(dump) == {"call": 854.0, "omap_rd": 2.0, "omap_wr": 0.0, "omap_del": 0.0}
     assert rgw.objecter_ops({"objecter": {"osdop_call": 3}}) == {"call": 3.0}
     assert rgw.objecter_ops({"rgw": {"req": 1}}) == {}
+
+
+def test_container_interfaces_are_left_out_by_default(host: FakeHost) -> None:
+    for name in ("veth12ab", "cali3f9", "docker0", "lo"):
+        host.write(f"sys/class/net/{name}/speed", "10000\n")
+    rows = network.capacities(host.root(), None, lambda m: None)
+    assert {r.device for r in rows} == {"pwx0", "pwx1", "ens1"}
+    everything = network.capacities(host.root(), None, lambda m: None, __import__("re").compile("^lo$"))
+    assert {r.device for r in everything} == {"pwx0", "pwx1", "ens1", "veth12ab", "cali3f9", "docker0"}
