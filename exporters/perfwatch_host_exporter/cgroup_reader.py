@@ -54,12 +54,15 @@ class CgroupReader:
         directory = cgroups.cgroup_dir(mount, path)
         if directory is None or not self.root.exists(directory):
             raise CgroupError("cgroup {} not found under {}".format(path, mount.mountpoint))
-        limits = [x for x in (self._limit(version, d) for d in _ancestry(directory, mount.mountpoint)) if x is not None]
-        stat_path = posixpath.join(directory, "cpu.stat")
+        limits = [(x, d) for d in _ancestry(directory, mount.mountpoint) for x in [self._limit(version, d)] if x]
+        limit, limiting = min(limits) if limits else (None, directory)
+        # Throttling is counted on the group whose quota bites: when that is an ancestor (a slice), the
+        # daemon's own group shows none. Read it where the limit comes from, so the two figures agree.
+        stat_path = posixpath.join(limiting, "cpu.stat")
         throttled = None
         if self.root.exists(stat_path):
             throttled = cgroups.throttling(version, cgroups.parse_cpu_stat(self.root.read_text(stat_path)))
-        return CgroupCpu(version, path, min(limits) if limits else None, throttled)
+        return CgroupCpu(version, path, limit, throttled)
 
     def _limit(self, version: str, directory: str) -> Optional[float]:
         if version == "1":

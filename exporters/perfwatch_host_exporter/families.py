@@ -24,13 +24,17 @@ CPU_LIMIT = _family(
     "CPU cores the daemon's cgroup may use: the smallest quota over its cgroup and its ancestors",
 )
 CPU_PERIODS = _family(
-    "daemon_cgroup_cpu_periods_total", "counter", "CFS enforcement periods of the daemon's cgroup with runnable tasks"
+    "daemon_cgroup_cpu_periods_total",
+    "counter",
+    "CFS enforcement periods with runnable tasks, of the cgroup whose quota limits the daemon (else its own)",
 )
 CPU_THROTTLED_PERIODS = _family(
-    "daemon_cgroup_cpu_throttled_periods_total", "counter", "CFS periods in which the daemon's cgroup was throttled"
+    "daemon_cgroup_cpu_throttled_periods_total", "counter", "CFS periods in which the limiting cgroup was throttled"
 )
 CPU_THROTTLED_SECONDS = _family(
-    "daemon_cgroup_cpu_throttled_seconds_total", "counter", "Seconds the daemon's cgroup spent throttled"
+    "daemon_cgroup_cpu_throttled_seconds_total",
+    "counter",
+    "Seconds the limiting cgroup spent throttled (summed over CPUs)",
 )
 OSD_DEVICE = _family(
     "osd_device_info",

@@ -17,7 +17,12 @@ def v1_host(tmp_path: Path) -> FakeHost:
     host.mount(V1, "cgroup", "rw,cpu,cpuacct")
     host.mount("/sys/fs/cgroup/unified", "cgroup2", "rw,nsdelegate")  # hybrid: v1 has the cpu controller
     host.cgroup_files(V1, cpu_cfs_quota_us=-1, cpu_cfs_period_us=100000)
-    host.cgroup_files(V1 + "/system.slice", cpu_cfs_quota_us=10000, cpu_cfs_period_us=100000)  # tighter
+    host.cgroup_files(  # tighter than the service's own quota
+        V1 + "/system.slice",
+        cpu_cfs_quota_us=10000,
+        cpu_cfs_period_us=100000,
+        cpu_stat="nr_periods 5000\nnr_throttled 900\nthrottled_time 7000000000",
+    )
     host.cgroup_files(
         V1 + OSD_GROUP,
         cpu_cfs_quota_us=20000,
@@ -36,8 +41,8 @@ def test_v1_limit_is_the_smallest_over_the_group_and_its_ancestors(tmp_path: Pat
     assert cg is not None
     assert (cg.version, cg.path) == ("1", OSD_GROUP)
     assert cg.limit_cores == pytest.approx(0.1), "system.slice's 0.1 cores beats the service's own 0.2"
-    assert cg.throttling is not None
-    assert cg.throttling[:2] == (1200, 300) and cg.throttling.throttled_seconds == pytest.approx(4.5)
+    assert cg.throttling is not None, "throttling is read where the limit comes from: system.slice"
+    assert cg.throttling[:2] == (5000, 900) and cg.throttling.throttled_seconds == pytest.approx(7.0)
 
 
 def test_v1_own_quota_applies_when_ancestors_are_unlimited(tmp_path: Path) -> None:
@@ -47,6 +52,7 @@ def test_v1_own_quota_applies_when_ancestors_are_unlimited(tmp_path: Path) -> No
     reader.refresh_mounts()
     cg = reader.read(100)
     assert cg is not None and cg.limit_cores == pytest.approx(0.2)
+    assert cg.throttling is not None and cg.throttling[:2] == (1200, 300), "the service's own cpu.stat"
 
 
 def v2_host(tmp_path: Path) -> FakeHost:

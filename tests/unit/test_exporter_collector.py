@@ -47,7 +47,12 @@ def build(tmp_path: Path) -> tuple[FakeHost, FakeAsok]:
     host = FakeHost(tmp_path / "host")
     host.mount(V1, "cgroup", "rw,cpu,cpuacct")
     host.cgroup_files(V1, cpu_cfs_quota_us=-1, cpu_cfs_period_us=100000)
-    host.cgroup_files(V1 + "/system.slice", cpu_cfs_quota_us=10000, cpu_cfs_period_us=100000)
+    host.cgroup_files(  # the tighter quota: throttling is counted here
+        V1 + "/system.slice",
+        cpu_cfs_quota_us=10000,
+        cpu_cfs_period_us=100000,
+        cpu_stat="nr_periods 5000\nnr_throttled 900\nthrottled_time 7000000000",
+    )
     host.cgroup_files(
         V1 + OSD0_GROUP,
         cpu_cfs_quota_us=20000,
@@ -144,9 +149,9 @@ def test_full_host_values(tmp_path: Path) -> None:
     assert value(got, "daemon_resident_memory_bytes", **osd) == 1000 * 4096
     assert value(got, "daemon_cgroup_info", cgroup=OSD0_GROUP, cgroup_version="1", **osd) == 1
     assert value(got, "daemon_cgroup_cpu_limit_cores", **osd) == pytest.approx(0.1)
-    assert value(got, "daemon_cgroup_cpu_periods_total", **osd) == 1200
-    assert value(got, "daemon_cgroup_cpu_throttled_periods_total", **osd) == 300
-    assert value(got, "daemon_cgroup_cpu_throttled_seconds_total", **osd) == pytest.approx(4.5)
+    assert value(got, "daemon_cgroup_cpu_periods_total", **osd) == 5000  # system.slice's, where the limit is
+    assert value(got, "daemon_cgroup_cpu_throttled_periods_total", **osd) == 900
+    assert value(got, "daemon_cgroup_cpu_throttled_seconds_total", **osd) == pytest.approx(7.0)
     devices = {
         (dict(labels)["role"], dict(labels)["device"], dict(labels)["partition"], dict(labels)["via"])
         for (name, labels) in got
