@@ -1,11 +1,14 @@
 """Object I/O through librados with a timeout on every call (librados' own calls block, so each is an
 aio operation whose completion is awaited with a bound). Only this file and rbd_io use the bindings."""
 
+import errno
 import threading
 import time
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from .base import BenchError
+
+REMOVE_DEPTH = 16  # removals in flight when scratch is cleaned up
 
 
 class OpTimeout(BenchError):
@@ -82,6 +85,33 @@ class RadosIO:
         except BenchError as exc:
             if "error -2" not in str(exc):  # already gone is fine
                 raise
+
+    def remove_many(self, names: List[str], depth: int = REMOVE_DEPTH) -> None:
+        """Remove objects with up to `depth` removals in flight (already gone is fine). Scratch of a
+        cancelled round can be thousands of objects: one at a time, that takes seconds."""
+        slots = threading.Semaphore(depth)
+        lock = threading.Lock()
+        errors: List[Tuple[str, int]] = []
+
+        def on_done(name: str) -> Callable[..., None]:
+            def done(completion: Any, *_: Any) -> None:
+                rv = completion.get_return_value()
+                if rv < 0 and rv != -errno.ENOENT:
+                    with lock:
+                        errors.append((name, rv))
+                slots.release()
+
+            return done
+
+        for name in names:
+            if not slots.acquire(timeout=self.timeout):
+                raise OpTimeout("remove: no removal answered in {:.1f} s".format(self.timeout))
+            self.ioctx.aio_remove(name, oncomplete=on_done(name))  # the ioctx tracks its completions
+        for _ in range(depth):  # every removal answered before we return
+            if not slots.acquire(timeout=self.timeout):
+                raise OpTimeout("remove: removals still in flight after {:.1f} s".format(self.timeout))
+        if errors:
+            raise BenchError("remove {}: error {} ({} failed)".format(errors[0][0], errors[0][1], len(errors)))
 
     def write_op(self, obj: str, build: Callable[[Any], None], what: str, timeout: Optional[float] = None) -> float:
         import rados

@@ -33,8 +33,7 @@ def remove_objects_with_prefix(io: Any, prefix: str, log: Any) -> int:
     """Remove the namespace's objects whose name starts with prefix, at most PER_PASS at a time;
     raises BenchError when more remain, so the scratch entry is kept and the next pass continues."""
     names = io.list_objects(prefix, limit=PER_PASS + 1)
-    for name in names[:PER_PASS]:
-        io.remove(name)
+    io.remove_many(names[:PER_PASS])
     if names:
         log.info("removed %d scratch objects %s*", min(len(names), PER_PASS), prefix)
     if len(names) > PER_PASS:
