@@ -19,7 +19,7 @@ from typing import Any
 from . import cephcli, cephconf, cgroups, keyring, knobs, net, prereq, procs
 from .config import CONFIG_FILE, REPO_ROOT, LabConfig, LabError, load_config
 from .state import LabState
-from .topology import Host, Topology, plan
+from .topology import Topology, plan
 
 MODULE_SOURCE = REPO_ROOT / "mgr_module" / "perfwatch"
 MODULE_NAME = "perfwatch"
@@ -100,17 +100,14 @@ class Lab:
         urls = {}
         for name in self.exporter_names():
             kind, where = name.split(".", 1)
-            address = self.topo.core_address if where == "core" else self._host_by_crush(where).address
+            address = self.topo.core_address if where == "core" else self.topo.host_named(where).address
             port = self.config.node_exporter_port if kind == "node-exporter" else self.config.exporter_port
             urls[name] = f"http://{address}:{port}/metrics"
         return urls
 
-    def _host_by_crush(self, crush_name: str) -> Host:
-        return self.topo.host_named(crush_name)
-
     def _exporter_argv(self, name: str) -> tuple[list[str], str | None, dict[str, str] | None]:
         kind, where = name.split(".", 1)
-        host = None if where == "core" else self._host_by_crush(where)
+        host = None if where == "core" else self.topo.host_named(where)
         address = self.topo.core_address if host is None else host.address
         netns = None if host is None else host.netns
         if kind == "node-exporter":

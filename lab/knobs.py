@@ -21,7 +21,7 @@ import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import cgroups
+from . import cgroups, procs
 from .config import LabError
 
 if TYPE_CHECKING:
@@ -104,8 +104,6 @@ def media_target(block: Path) -> tuple[str, str, str]:
 
 def _osd_pid(lab: Lab, osd_id: int) -> int:
     ref = lab.state.daemons.get(f"osd.{osd_id}")
-    from . import procs
-
     if ref is None or not procs.is_alive(ref):
         raise LabError(f"osd.{osd_id} is not running: start it first (`python3 -m lab start osd.{osd_id}`)")
     return ref.pid

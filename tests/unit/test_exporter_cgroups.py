@@ -14,21 +14,8 @@ OSD_GROUP = "/system.slice/ceph-osd@0.service"
 def v1_host(tmp_path: Path) -> FakeHost:
     host = FakeHost(tmp_path / "host")
     host.mount("/sys/fs/cgroup/memory", "cgroup", "rw,memory")
-    host.mount(V1, "cgroup", "rw,cpu,cpuacct")
+    host.cpu_v1_slice(V1, OSD_GROUP)
     host.mount("/sys/fs/cgroup/unified", "cgroup2", "rw,nsdelegate")  # hybrid: v1 has the cpu controller
-    host.cgroup_files(V1, cpu_cfs_quota_us=-1, cpu_cfs_period_us=100000)
-    host.cgroup_files(  # tighter than the service's own quota
-        V1 + "/system.slice",
-        cpu_cfs_quota_us=10000,
-        cpu_cfs_period_us=100000,
-        cpu_stat="nr_periods 5000\nnr_throttled 900\nthrottled_time 7000000000",
-    )
-    host.cgroup_files(
-        V1 + OSD_GROUP,
-        cpu_cfs_quota_us=20000,
-        cpu_cfs_period_us=100000,
-        cpu_stat="nr_periods 1200\nnr_throttled 300\nthrottled_time 4500000000\nnr_bursts 0\nburst_time 0",
-    )
     cgroup = f"12:memory:{OSD_GROUP}\n4:cpu,cpuacct:{OSD_GROUP}\n1:name=systemd:{OSD_GROUP}\n0::{OSD_GROUP}\n"
     host.process(100, "ceph-osd", ["ceph-osd", "-i", "0"], cgroup=cgroup)
     return host

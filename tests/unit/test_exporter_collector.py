@@ -45,20 +45,7 @@ class Clock:
 
 def build(tmp_path: Path) -> tuple[FakeHost, FakeAsok]:
     host = FakeHost(tmp_path / "host")
-    host.mount(V1, "cgroup", "rw,cpu,cpuacct")
-    host.cgroup_files(V1, cpu_cfs_quota_us=-1, cpu_cfs_period_us=100000)
-    host.cgroup_files(  # the tighter quota: throttling is counted here
-        V1 + "/system.slice",
-        cpu_cfs_quota_us=10000,
-        cpu_cfs_period_us=100000,
-        cpu_stat="nr_periods 5000\nnr_throttled 900\nthrottled_time 7000000000",
-    )
-    host.cgroup_files(
-        V1 + OSD0_GROUP,
-        cpu_cfs_quota_us=20000,
-        cpu_cfs_period_us=100000,
-        cpu_stat="nr_periods 1200\nnr_throttled 300\nthrottled_time 4500000000",
-    )
+    host.cpu_v1_slice(V1, OSD0_GROUP)
     v1 = "4:cpu,cpuacct:{}\n0::/\n"
     host.process(
         100,

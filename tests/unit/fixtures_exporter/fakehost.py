@@ -109,6 +109,25 @@ class FakeHost:
     def read(self, rel: str) -> str:
         return self.path(rel).read_text()
 
+    def cpu_v1_slice(self, mountpoint: str, service: str) -> None:
+        """A cgroup v1 cpu,cpuacct hierarchy at `mountpoint` with the root unlimited, system.slice at
+        0.1 cores (the tighter quota, where throttling is counted: 5000 periods, 900 throttled, 7 s) and
+        `service` under it at 0.2 cores (1200 periods, 300 throttled, 4.5 s)."""
+        self.mount(mountpoint, "cgroup", "rw,cpu,cpuacct")
+        self.cgroup_files(mountpoint, cpu_cfs_quota_us=-1, cpu_cfs_period_us=100000)
+        self.cgroup_files(
+            mountpoint + "/system.slice",
+            cpu_cfs_quota_us=10000,
+            cpu_cfs_period_us=100000,
+            cpu_stat="nr_periods 5000\nnr_throttled 900\nthrottled_time 7000000000",
+        )
+        self.cgroup_files(
+            mountpoint + service,
+            cpu_cfs_quota_us=20000,
+            cpu_cfs_period_us=100000,
+            cpu_stat="nr_periods 1200\nnr_throttled 300\nthrottled_time 4500000000\nnr_bursts 0\nburst_time 0",
+        )
+
     def cgroup_files(self, directory: str, **files: Any) -> None:
         """cgroup_files("/sys/fs/cgroup/x", cpu_max="max 100000") writes cpu.max (the first _ is a dot)."""
         for name, content in files.items():
