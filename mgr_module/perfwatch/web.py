@@ -16,6 +16,8 @@ class Response(NamedTuple):
     headers: Dict[str, str]
 
 
+# app(path, accepts_gzip): the server reads Accept-Encoding (httpwire.accepts_gzip) and answers HEAD
+# with GET's status and fields, so an app only maps a path to a response.
 App = Callable[[str, bool], Response]
 
 _PAGE = """<!DOCTYPE html>

@@ -44,7 +44,7 @@ def served(tmp_path: Path) -> Iterator[str]:
     srv = HttpServer(make_app(collector.render, "node9"), "127.0.0.1", 0, logging.getLogger("t"))
     srv.start()
     try:
-        yield f"http://127.0.0.1:{srv._server.server_address[1]}"  # type: ignore[union-attr]
+        yield f"http://127.0.0.1:{srv.bound_port}"
     finally:
         srv.stop()
 
@@ -65,6 +65,21 @@ def test_gzip_when_asked(served: str) -> None:
     with urllib.request.urlopen(req, timeout=10) as resp:
         assert resp.headers["Content-Encoding"] == "gzip"
         assert b"ceph_perfwatch_exporter_daemons" in gzip.decompress(resp.read())
+
+
+def test_no_gzip_when_refused_with_q_0(served: str) -> None:
+    req = urllib.request.Request(served + "/metrics", headers={"Accept-Encoding": "gzip;q=0, identity"})
+    with urllib.request.urlopen(req, timeout=10) as resp:
+        assert resp.headers["Content-Encoding"] is None
+        assert b"ceph_perfwatch_exporter_daemons" in resp.read()
+
+
+def test_head_metrics_has_the_fields_of_get_and_no_body(served: str) -> None:
+    req = urllib.request.Request(served + "/metrics", method="HEAD", headers={"Accept-Encoding": "gzip"})
+    with urllib.request.urlopen(req, timeout=10) as resp:
+        assert resp.status == 200 and resp.headers["Content-Type"] == CONTENT_TYPE
+        assert resp.headers["Content-Encoding"] == "gzip" and int(resp.headers["Content-Length"]) > 0
+        assert resp.read() == b""
 
 
 def test_index_page_links_metrics_and_other_paths_are_404(served: str) -> None:

@@ -1,6 +1,10 @@
+import gzip
+import logging
 import time
+import urllib.request
 
 from perfwatch.collector import Collector, Settings
+from perfwatch.server import HttpServer
 from perfwatch.web import active_app, standby_app
 
 from .fakes import FakeAdapter
@@ -33,3 +37,26 @@ def test_standby_default_is_an_empty_200_and_error_mode_uses_the_configured_stat
     assert app("/metrics", False).status == 503
     page = app("/", False)
     assert b"standby" in page.body and b"http://10.0.0.1:9284/" in page.body
+
+
+def test_active_app_through_the_server_negotiates_gzip_and_answers_head() -> None:
+    collector = Collector(FakeAdapter(1))
+    collector.collect(Settings(1, 1))
+    srv = HttpServer(active_app(collector.cache, "x"), "127.0.0.1", 0, logging.getLogger("t"))
+    srv.start()
+    url = f"http://127.0.0.1:{srv.bound_port}/metrics"
+    try:
+        with urllib.request.urlopen(url, timeout=5) as resp:
+            plain = resp.read()
+        refused = urllib.request.Request(url, headers={"Accept-Encoding": "gzip;q=0"})
+        with urllib.request.urlopen(refused, timeout=5) as resp:
+            assert resp.headers["Content-Encoding"] is None
+            assert resp.read().startswith(plain[:200])
+        wanted = urllib.request.Request(url, headers={"Accept-Encoding": "br, gzip;q=0.5"})
+        with urllib.request.urlopen(wanted, timeout=5) as resp:
+            assert resp.headers["Content-Encoding"] == "gzip"
+            assert gzip.decompress(resp.read()).startswith(plain[:200])
+        with urllib.request.urlopen(urllib.request.Request(url, method="HEAD"), timeout=5) as resp:
+            assert resp.status == 200 and int(resp.headers["Content-Length"]) > 0 and resp.read() == b""
+    finally:
+        srv.stop()
