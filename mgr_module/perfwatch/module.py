@@ -6,10 +6,9 @@ from typing import Any, ClassVar, Dict, List, Optional, Tuple
 
 from mgr_module import CLIReadCommand, CLIWriteCommand, HandleCommandResult, MgrModule, MgrStandbyModule, Option
 
-from . import bench_commands, options, osd_table, status
+from . import bench_commands, options, osd_table, status, validation
 from .benchmarks.metrics import ProbeHistograms, result_samples
 from .benchmarks.runner import Run, Runner
-from .benchmarks.schedule import parse_window
 from .benchmarks.store import BenchStore
 from .collector import Collector, Settings
 from .counters import Sample
@@ -20,6 +19,8 @@ from .version import __version__
 from .web import active_app, standby_app
 
 MODULE_OPTIONS = [Option(**spec) for spec in options.OPTIONS]
+
+BENCH_REGRESSION = "PERFWATCH_BENCH_REGRESSION"
 
 
 def _endpoint(mod: Any) -> Dict[str, Any]:
@@ -42,7 +43,8 @@ class Module(MgrModule):
         self._started_at = time.time()
         self._passes = 0
         self._last_pass_at: Optional[float] = None
-        self._config: Dict[str, Any] = options.defaults()
+        self._config: Dict[str, Any] = options.defaults()  # effective values: refused ones replaced
+        self._config_errors: Dict[str, str] = {}  # option -> why its value is refused (validation.py)
         self._endpoint: Dict[str, Any] = {}
         self._url: Optional[str] = None
         self._server_error: Optional[str] = None
@@ -52,14 +54,23 @@ class Module(MgrModule):
         self._last_results: Dict[str, Any] = {}  # key -> (value, unit) of the latest result
 
     def config_notify(self) -> None:
-        """Re-read our options; called by the mgr whenever `ceph config set mgr mgr/perfwatch/...` changes."""
-        for name in options.defaults():
-            self._config[name] = options.coerce(name, self.get_module_option(name))
+        """Re-read our options; called by the mgr whenever `ceph config set mgr mgr/perfwatch/...` changes.
+        A value validation.py refuses is not used (see validation.effective): it is logged once per
+        change and reported in `ceph perfwatch status` and as PERFWATCH_CONFIG_INVALID."""
+        raw = {name: options.coerce(name, self.get_module_option(name)) for name in options.defaults()}
+        # The address this mgr listens on may be set per mgr (mgr/perfwatch/<id>/server_addr).
+        raw["server_addr"] = str(self.get_localized_module_option("server_addr", raw["server_addr"]))
+        config, refused = validation.effective(raw, options.defaults())
+        for name, message in sorted(validation.newly_refused(self._config_errors, refused).items()):
+            self.log.error("option %s refused, not used: %s", name, message)
+        for name in sorted(set(self._config_errors) - set(refused)):
+            self.log.info("option %s is valid again", name)
+        changed = refused != self._config_errors
+        self._config = config
+        self._config_errors = refused
         self.log.debug("options now %s", options.redacted(self._config))
-        try:
-            parse_window(str(self._config["heavy_bench_window"]))
-        except ValueError as exc:
-            self.log.error("heavy_bench_window: %s; scheduled heavy rounds will not run", exc)
+        if changed:
+            self._update_health()
         self._wake.set()  # a new interval or endpoint takes effect now, not after the old interval
 
     def is_active_mgr(self) -> bool:
@@ -76,6 +87,11 @@ class Module(MgrModule):
         """(Re)start the endpoint when it is not running or its address changed; never raises."""
         wanted = _endpoint(self)
         if server is not None and wanted == self._endpoint:
+            self._server_error = None
+            return server
+        refused = validation.check("server_addr", wanted["addr"])
+        if refused:  # keep listening where we are, if anywhere; never on a refused address
+            self._server_error = "server_addr refused: " + refused
             return server
         if server is not None:
             server.stop()
@@ -191,11 +207,16 @@ class Module(MgrModule):
         )
 
     def _update_health(self) -> None:
+        """Every PERFWATCH_ check at once: set_health_checks replaces the module's whole set."""
+        checks = validation.health_checks(dict(self._config_errors))
+        checks.update(self._regression_check())
+        self.set_health_checks(checks)
+
+    def _regression_check(self) -> Dict[str, Dict[str, Any]]:
         runner = self.runner
         regressions = dict(runner.store.regressions) if runner else {}
         if not regressions:
-            self.set_health_checks({})
-            return
+            return {}
         detail = []
         for key, v in sorted(regressions.items()):
             detail.append(
@@ -207,16 +228,14 @@ class Module(MgrModule):
         summary = "{} benchmark result(s) far below baseline{}".format(
             len(regressions), ": " + ", ".join(osds) if osds else ""
         )
-        self.set_health_checks(
-            {
-                "PERFWATCH_BENCH_REGRESSION": {
-                    "severity": "warning",
-                    "summary": summary,
-                    "count": len(regressions),
-                    "detail": detail,
-                }
+        return {
+            BENCH_REGRESSION: {
+                "severity": "warning",
+                "summary": summary,
+                "count": len(regressions),
+                "detail": detail,
             }
-        )
+        }
 
     @CLIWriteCommand("perfwatch bench run")
     def cmd_bench_run(
@@ -305,6 +324,7 @@ class Module(MgrModule):
             started_at=self._started_at,
             loop_passes=self._passes,
             last_pass_at=self._last_pass_at,
+            config_errors=dict(self._config_errors),
         )
         collector = self.collector
         report["endpoint"] = {
@@ -363,6 +383,10 @@ class StandbyModule(MgrStandbyModule):
 
     def serve(self) -> None:
         endpoint = _endpoint(self)
+        refused = validation.check("server_addr", endpoint["addr"])
+        if refused:
+            self.log.error("standby does not listen: option server_addr refused: %s", refused)
+            return
         app = standby_app(self.get_mgr_id(), self._behaviour, self.get_active_uri)
         server = HttpServer(app, endpoint["addr"], endpoint["port"], self.log)
         try:

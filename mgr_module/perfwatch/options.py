@@ -14,7 +14,8 @@ OPTIONS: List[OptionSpec] = [
         "type": "str",
         "default": "::",
         "desc": "Address the metrics endpoint listens on ('::' is every address, IPv4 too)",
-        "long_desc": "Set per mgr with mgr/perfwatch/<mgr id>/server_addr.",
+        "long_desc": "An IPv4 or IPv6 address. Set per mgr with mgr/perfwatch/<mgr id>/server_addr. "
+        "Any other value is refused (PERFWATCH_CONFIG_INVALID) and the endpoint stays where it was.",
         "runtime": True,
     },
     {
@@ -91,6 +92,8 @@ BENCH_OPTIONS: List[OptionSpec] = [
         "default": "perfwatch",
         "runtime": True,
         "desc": "Pool where benchmarks write their scratch objects and images",
+        "long_desc": "1-128 characters, no '/', spaces or control characters. A refused name is not used: "
+        "the default pool is, and only if it exists (it is not created).",
     },
     {
         "name": "scratch_namespace",
@@ -98,6 +101,8 @@ BENCH_OPTIONS: List[OptionSpec] = [
         "default": "perfwatch",
         "runtime": True,
         "desc": "Namespace of the scratch objects within the scratch pool",
+        "long_desc": "1-128 characters, no '/', spaces or control characters; a refused name is replaced "
+        "by the default.",
     },
     {
         "name": "scratch_pool_create",
@@ -118,6 +123,8 @@ BENCH_OPTIONS: List[OptionSpec] = [
         "default": "",
         "runtime": True,
         "desc": "Local time window HH:MM-HH:MM for scheduled heavy rounds (empty: any time)",
+        "long_desc": "Hours 00-23, minutes 00-59; the window may wrap midnight (22:00-06:00). Any other "
+        "value is refused (PERFWATCH_CONFIG_INVALID) and no heavy round is scheduled until it is fixed.",
     },
     _int("max_osds_per_host", 1, 1, 64, "OSDs of one host benchmarked at the same time in a heavy round"),
     _secs("bench_deadline", 600, 10, 7200, "Hard deadline of one benchmark run, in seconds"),
@@ -154,6 +161,11 @@ BENCH_OPTIONS: List[OptionSpec] = [
         "default": "",
         "runtime": True,
         "desc": "S3 endpoint (http://host:port) for the rgw probe's PUT and LIST; empty: omap probe only",
+        "long_desc": "http:// or https://, a host name or IP address, an optional port and path; no "
+        "user:password@, query or fragment. The active mgr sends requests signed with rgw_s3_access_key "
+        "there. Link-local, cloud-metadata (169.254.169.254, fd00:ec2::254, 100.100.100.200, "
+        "metadata.google.internal), unspecified, multicast and broadcast addresses are refused, also when "
+        "a name resolves to one. A refused endpoint is not used: the S3 part of the probe stays off.",
     },
     {
         "name": "rgw_s3_access_key",
@@ -175,6 +187,8 @@ BENCH_OPTIONS: List[OptionSpec] = [
         "default": "perfwatch-probe",
         "runtime": True,
         "desc": "Bucket the rgw probe writes its small objects to (created if missing)",
+        "long_desc": "An S3 bucket name: 3-63 lowercase letters, digits, '.' and '-'. A refused name turns "
+        "the S3 part of the probe off.",
     },
     {
         "name": "rgw_s3_region",
@@ -182,6 +196,7 @@ BENCH_OPTIONS: List[OptionSpec] = [
         "default": "us-east-1",
         "runtime": True,
         "desc": "Region name used in S3 request signatures",
+        "long_desc": "1-32 lowercase letters, digits and '-'. A refused name turns the S3 part of the probe off.",
     },
 ]
 OPTIONS.extend(BENCH_OPTIONS)

@@ -16,7 +16,10 @@ def build(
     loop_passes: int,
     last_pass_at: Optional[float],
     now: Optional[float] = None,
+    config_errors: Optional[Dict[str, str]] = None,
 ) -> Dict[str, Any]:
+    """`options` are the values in use; `config_errors` (option -> message) the values set but refused,
+    each replaced as validation.effective says."""
     now = time.time() if now is None else now
     return {
         "module": "perfwatch",
@@ -30,8 +33,12 @@ def build(
             "last_pass_age_seconds": None if last_pass_at is None else round(max(0.0, now - last_pass_at), 1),
         },
         "options": dict(sorted(options.items())),
+        "config_errors": dict(sorted((config_errors or {}).items())),
     }
 
 
 def render_plain(status: Dict[str, Any]) -> str:
-    return key_value_lines(status)
+    shown = dict(status)
+    if not shown.get("config_errors"):
+        shown["config_errors"] = "none"
+    return key_value_lines(shown)

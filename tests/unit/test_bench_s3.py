@@ -2,6 +2,11 @@
 
 import datetime
 import hashlib
+import http.server
+import re
+import threading
+from collections.abc import Iterator
+from typing import ClassVar
 
 import pytest
 from botocore.auth import S3SigV4Auth
@@ -9,17 +14,20 @@ from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
 
 from perfwatch import options, status
-from perfwatch.benchmarks.s3 import EMPTY_SHA256, listed_keys, sign
+from perfwatch.benchmarks.base import BenchError
+from perfwatch.benchmarks.s3 import EMPTY_SHA256, S3Client, listed_keys, sign
 
 NOW = datetime.datetime(2026, 11, 21, 18, 30, 5, tzinfo=datetime.UTC)
 ACCESS, SECRET = "AKIDEXAMPLE", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY"
 
 
-def botocore_authorization(method: str, url: str, body: bytes, monkeypatch: pytest.MonkeyPatch) -> str:
+def botocore_authorization(
+    method: str, url: str, body: bytes, monkeypatch: pytest.MonkeyPatch, headers: dict[str, str] | None = None
+) -> str:
     import botocore.auth
 
     monkeypatch.setattr(botocore.auth, "get_current_datetime", lambda: NOW.replace(tzinfo=None))
-    req = AWSRequest(method=method, url=url, data=body)
+    req = AWSRequest(method=method, url=url, data=body, headers=headers)
     S3SigV4Auth(Credentials(ACCESS, SECRET), "s3", "us-east-1").add_auth(req)
     return req.headers["Authorization"]
 
@@ -37,6 +45,14 @@ def test_signature_matches_botocore(method: str, url: str, body: bytes, monkeypa
     payload = hashlib.sha256(body).hexdigest()
     ours = sign(method, url, {}, payload, ACCESS, SECRET, "us-east-1", NOW)["Authorization"]
     assert ours == botocore_authorization(method, url, body, monkeypatch)
+
+
+def test_a_signed_content_type_matches_botocore(monkeypatch: pytest.MonkeyPatch) -> None:
+    url, body = "http://127.0.0.1:7480/perfwatch-probe/rgw-1", b"x" * 4096
+    headers = {"Content-Type": "application/octet-stream"}
+    ours = sign("PUT", url, headers, hashlib.sha256(body).hexdigest(), ACCESS, SECRET, "us-east-1", NOW)
+    assert "SignedHeaders=content-type;host;" in ours["Authorization"]
+    assert ours["Authorization"] == botocore_authorization("PUT", url, body, monkeypatch, headers)
 
 
 def test_the_secret_is_not_in_the_signed_headers() -> None:
@@ -59,3 +75,114 @@ def test_secrets_are_redacted_in_status() -> None:
     assert options.redacted(options.defaults())["rgw_s3_secret_key"] == "<not set>"
     report = status.build("0", "x", True, "v", shown, 0.0, 0, None, now=1.0)
     assert SECRET not in status.render_plain(report)
+
+
+# ----- S3Client: what it refuses, and how it talks --------------------------------------------------
+
+
+class _Recorder(http.server.BaseHTTPRequestHandler):
+    """Answers every request with the status in the class attribute `status`; records what it got."""
+
+    status = 200
+    seen: ClassVar[list[dict[str, str]]] = []
+
+    def _answer(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        self.rfile.read(length)
+        self.seen.append(dict(self.headers.items(), method=self.command, path=self.path))
+        self.send_response(self.status)
+        if 300 <= self.status < 400:
+            self.send_header("Location", "http://169.254.169.254/latest/meta-data/")
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    do_GET = do_PUT = do_DELETE = _answer
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def rgw() -> Iterator[tuple[type[_Recorder], int]]:
+    handler = type("Handler", (_Recorder,), {"status": 200, "seen": []})
+    server = http.server.HTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield handler, server.server_address[1]
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def client(endpoint: str, resolver: object = None) -> S3Client:
+    kwargs = {"resolver": resolver} if resolver else {}
+    return S3Client(endpoint, ACCESS, SECRET, "us-east-1", 5.0, **kwargs)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "endpoint",
+    ["file:///etc/passwd#", "", "http://169.254.169.254/", "http://[fe80::1]:80", "http://user:pw@host/", "ftp://x"],
+)
+def test_client_refuses_what_validation_refuses(endpoint: str) -> None:
+    with pytest.raises(BenchError, match="S3 endpoint refused"):
+        client(endpoint)
+
+
+def test_client_refuses_a_name_that_resolves_to_a_metadata_address() -> None:
+    c = client("http://rgw.example:7480", resolver=lambda host, port: ["169.254.169.254"])
+    with pytest.raises(BenchError, match=re.escape("rgw.example resolves to 169.254.169.254 is a cloud metadata")):
+        c.request("GET", "/b")
+
+
+def test_client_connects_to_the_address_it_checked(rgw: tuple[type[_Recorder], int]) -> None:
+    handler, port = rgw
+    resolved = []
+
+    def resolver(host: str, p: int) -> list[str]:
+        resolved.append(host)
+        return ["127.0.0.1"]
+
+    c = client(f"http://rgw.example:{port}/prefix", resolver=resolver)
+    c.request("PUT", "/bucket/key", body=b"x" * 16)
+    c.request("GET", "/bucket", query="list-type=2")
+    assert resolved == ["rgw.example"]  # once, not once per request
+    put, get = handler.seen
+    assert put["Host"] == f"rgw.example:{port}" and put["path"] == "/prefix/bucket/key"
+    assert get["path"] == "/prefix/bucket?list-type=2"
+
+
+def test_put_sends_and_signs_its_content_type(rgw: tuple[type[_Recorder], int]) -> None:
+    handler, port = rgw
+    client(f"http://127.0.0.1:{port}").request("PUT", "/bucket/key", body=b"x" * 16)
+    put = handler.seen[0]
+    assert put["Content-Type"] == "application/octet-stream"
+    assert "content-type;host;" in put["Authorization"]
+
+
+def test_redirects_are_errors_not_followed(rgw: tuple[type[_Recorder], int]) -> None:
+    handler, port = rgw
+    handler.status = 302
+    with pytest.raises(BenchError, match="HTTP 302 redirect, not followed"):
+        client(f"http://127.0.0.1:{port}").request("GET", "/bucket")
+    assert len(handler.seen) == 1
+
+
+def test_errors_name_the_status_and_statuses_in_ok_are_answers(rgw: tuple[type[_Recorder], int]) -> None:
+    handler, port = rgw
+    handler.status = 409
+    assert client(f"http://127.0.0.1:{port}").request("PUT", "/b", ok=(200, 409))[0] == 409
+    handler.status = 403
+    with pytest.raises(BenchError, match="HTTP 403") as err:
+        client(f"http://127.0.0.1:{port}").request("GET", "/b")
+    assert SECRET not in str(err.value)
+
+
+def test_proxy_environment_is_ignored(rgw: tuple[type[_Recorder], int], monkeypatch: pytest.MonkeyPatch) -> None:
+    handler, port = rgw
+    for name in ("http_proxy", "HTTP_PROXY", "https_proxy", "all_proxy"):
+        monkeypatch.setenv(name, "http://127.0.0.1:9")  # discard port: a request sent there would fail
+    monkeypatch.delenv("no_proxy", raising=False)
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    client(f"http://127.0.0.1:{port}").request("GET", "/bucket")
+    assert handler.seen[0]["path"] == "/bucket"

@@ -42,3 +42,15 @@ def test_json_and_plain_renderings() -> None:
     assert "active          no" in plain
     assert "  collect_interval  30" in plain
     assert "  last_pass_age_seconds  10.000" in plain
+
+
+def test_refused_options_are_shown_plain_and_json() -> None:
+    assert sample()["config_errors"] == {}
+    assert "config_errors   none" in status.render_plain(sample()).splitlines()
+    errors = {"rgw_s3_endpoint": "'ftp://x' is not an http:// or https:// URL", "heavy_bench_window": "bad"}
+    report = sample(config_errors=errors)
+    assert list(report["config_errors"]) == ["heavy_bench_window", "rgw_s3_endpoint"]
+    assert json.loads(output.render(report, output.OutputFormat.json, status.render_plain))["config_errors"] == errors
+    plain = status.render_plain(report).splitlines()
+    assert "config_errors" in plain
+    assert "  rgw_s3_endpoint     'ftp://x' is not an http:// or https:// URL" in plain

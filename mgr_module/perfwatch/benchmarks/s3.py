@@ -1,16 +1,19 @@
 """A minimal S3 client for the rgw probe: AWS Signature Version 4 with the standard library, and PUT,
-LIST and DELETE with a timeout. The secret key is only ever used to sign; it never appears in an error,
-a log line or a result."""
+LIST and DELETE with a timeout over http.client (not urllib: no file:// URLs, no proxies from the
+environment, no redirects followed). The secret key is only ever used to sign; it never appears in an
+error, a log line or a result."""
 
 import datetime
 import hashlib
 import hmac
+import http.client
+import socket
+import ssl
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
-from typing import Dict, List, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Tuple
 
+from .. import validation
 from .base import BenchError
 
 EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()
@@ -66,13 +69,82 @@ def sign(
     return out
 
 
+def resolve(host: str, port: int) -> List[str]:
+    """Every address host resolves to (the system resolver, as urllib would use)."""
+    infos = socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM)
+    return [str(info[4][0]) for info in infos]
+
+
+class _PinnedHTTPConnection(http.client.HTTPConnection):
+    """Connects to an address resolved and checked beforehand, not to what the name resolves to now."""
+
+    def __init__(self, host: str, port: int, address: str, timeout: float) -> None:
+        super().__init__(host, port, timeout=timeout)
+        self._address = address
+
+    def connect(self) -> None:
+        self.sock = socket.create_connection((self._address, self.port), self.timeout)
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+
+class _PinnedHTTPSConnection(http.client.HTTPSConnection):
+    """The TLS form: the connection goes to the checked address; the certificate is checked against the
+    URL's host name."""
+
+    def __init__(self, host: str, port: int, address: str, timeout: float, context: ssl.SSLContext) -> None:
+        super().__init__(host, port, timeout=timeout, context=context)
+        self._address = address
+        self._tls = context
+
+    def connect(self) -> None:
+        sock = socket.create_connection((self._address, self.port), self.timeout)
+        self.sock = self._tls.wrap_socket(sock, server_hostname=self.host)
+
+
 class S3Client:
-    def __init__(self, endpoint: str, access_key: str, secret_key: str, region: str, timeout: float) -> None:
+    """Signed requests to one endpoint. The endpoint must pass validation.check_s3_endpoint (checked
+    here again, whatever config let through); its host is resolved once, and every address it resolves
+    to must be allowed, before the first request. No proxy (environment variables are not read), no
+    redirect (a 3xx is an error), no scheme but http and https."""
+
+    def __init__(
+        self,
+        endpoint: str,
+        access_key: str,
+        secret_key: str,
+        region: str,
+        timeout: float,
+        resolver: Callable[[str, int], List[str]] = resolve,
+    ) -> None:
+        why = validation.check_s3_endpoint(endpoint)
+        if why is not None or not endpoint:
+            raise BenchError("S3 endpoint refused: {}".format(why or "empty"))
         self.endpoint = endpoint.rstrip("/")
+        parts = urllib.parse.urlsplit(self.endpoint)
+        self._https = parts.scheme == "https"
+        self._host = parts.hostname or ""
+        self._port = parts.port or (443 if self._https else 80)
+        self._prefix = parts.path
+        self._resolver = resolver
+        self._address: Optional[str] = None
         self._access_key = access_key
         self._secret_key = secret_key
         self.region = region
         self.timeout = timeout
+
+    def _connection(self) -> http.client.HTTPConnection:
+        if self._address is None:
+            try:
+                self._address = validation.resolved_address(self._host, self._port, self._resolver)
+            except ValueError as exc:
+                raise BenchError("S3 endpoint refused: {}".format(exc)) from None
+            except OSError as exc:
+                raise BenchError("S3 endpoint {}: cannot resolve: {}".format(self._host, exc)) from None
+        if self._https:
+            return _PinnedHTTPSConnection(
+                self._host, self._port, self._address, self.timeout, ssl.create_default_context()
+            )
+        return _PinnedHTTPConnection(self._host, self._port, self._address, self.timeout)
 
     def request(
         self, method: str, path: str, body: bytes = b"", query: str = "", ok: Tuple[int, ...] = (200, 204)
@@ -80,21 +152,29 @@ class S3Client:
         """(HTTP status, seconds, body). Raises BenchError with the status and S3 error code, never a secret."""
         url = self.endpoint + path + ("?" + query if query else "")
         payload = hashlib.sha256(body).hexdigest() if body else EMPTY_SHA256
-        headers = sign(method, url, {}, payload, self._access_key, self._secret_key, self.region,
+        # Content-Type is sent, and signed, on every PUT: RGW (Tentacle) refuses a PUT whose unsigned
+        # Content-Type differs from what it expects.
+        headers = {"Content-Type": "application/octet-stream"} if method == "PUT" else {}
+        headers = sign(method, url, headers, payload, self._access_key, self._secret_key, self.region,
                        datetime.datetime.now(datetime.timezone.utc))  # fmt: skip
-        req = urllib.request.Request(url, data=body if method == "PUT" else None, headers=headers, method=method)
+        target = self._prefix + path + ("?" + query if query else "")
         t0 = time.monotonic()
+        conn = self._connection()
         try:
-            with urllib.request.urlopen(req, timeout=self.timeout) as resp:
-                data = resp.read()
-                return resp.status, time.monotonic() - t0, data
-        except urllib.error.HTTPError as exc:
-            if exc.code in ok:
-                return exc.code, time.monotonic() - t0, b""
-            code = _error_code(exc.read())
-            raise BenchError("S3 {} {}: HTTP {}{}".format(method, path, exc.code, " " + code if code else "")) from None
-        except (urllib.error.URLError, OSError) as exc:
-            raise BenchError("S3 {} {}: {}".format(method, path, getattr(exc, "reason", exc))) from None
+            conn.request(method, target, body=body if method == "PUT" else None, headers=headers)
+            resp = conn.getresponse()
+            data = resp.read()
+        except (http.client.HTTPException, OSError) as exc:
+            raise BenchError("S3 {} {}: {}".format(method, path, str(exc) or type(exc).__name__)) from None
+        finally:
+            conn.close()
+        status = resp.status
+        if status in ok or 200 <= status < 300:
+            return status, time.monotonic() - t0, data
+        if 300 <= status < 400:
+            raise BenchError("S3 {} {}: HTTP {} redirect, not followed".format(method, path, status))
+        code = _error_code(data)
+        raise BenchError("S3 {} {}: HTTP {}{}".format(method, path, status, " " + code if code else ""))
 
 
 def _error_code(body: bytes) -> Optional[str]:
