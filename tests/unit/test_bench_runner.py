@@ -3,6 +3,7 @@ cleanup, orphans, history before "finished", regressions, the schedule."""
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from typing import Any
@@ -153,7 +154,7 @@ def test_results_far_below_baseline_are_regressions_until_they_recover(env: dict
     assert set(env["store"].regressions) == {"fake/iops/osd.1"}
     wait_done(r, r.start("fake", [1], {"value": 900}).run_id)
     assert env["store"].regressions == {}
-    assert env["kv"]["bench/regressions"] == "{}"
+    assert json.loads(env["kv"]["bench/regressions"])["data"] == {}
 
 
 def test_scratch_of_a_previous_mgr_is_removed_and_a_failed_cleanup_is_retried(env: dict) -> None:
