@@ -132,6 +132,9 @@ class Lab:
             "--asok-dir",
             str(self.dir / "run"),
         ]
+        if self.state.fsid:  # set by `up` before any daemon starts, and kept in state.json after
+            # Only this lab's daemons: another lab (or a cluster) on this machine has its own exporters.
+            argv += ["--cluster-fsid", self.state.fsid]
         if netns is not None:  # `ip netns exec` hides /sys/fs/cgroup: mount the hierarchies again there
             argv = ["sh", "-c", cgroups.remount_script() + ' && exec "$@"', "sh", *argv]
         paths = [str(REPO_ROOT / "exporters"), str(REPO_ROOT / "mgr_module")]

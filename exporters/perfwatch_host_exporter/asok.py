@@ -10,11 +10,12 @@ import os
 import socket
 import struct
 import time
-from typing import Any, Callable, Dict, List, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from .identity import Identity
 
-AsokCall = Callable[[str, Dict[str, Any], float], Any]  # (socket path, command, timeout) -> the JSON reply
+# (socket path, command, timeout, the PID that must be listening or None) -> the JSON reply
+AsokCall = Callable[[str, Dict[str, Any], float, Optional[int]], Any]
 
 MAX_REPLY = 64 << 20  # a perf dump is well under a megabyte
 _SUN_PATH_MAX = 107  # sockaddr_un.sun_path holds 108 bytes with the NUL
@@ -58,13 +59,28 @@ def _recv_exact(sock: socket.socket, size: int, deadline: float) -> bytes:
     return b"".join(chunks)
 
 
-def call(path: str, command: Dict[str, Any], timeout: float) -> Any:
-    """Send one command; the decoded JSON reply. Raises AsokError (timeouts, errors, bad replies)."""
+def peer_pid(sock: socket.socket) -> int:
+    """The PID of the process that listens on a connected unix socket (SO_PEERCRED; in our PID
+    namespace, 0 when it has no PID there)."""
+    creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    return int(struct.unpack("3i", creds)[0])
+
+
+def call(path: str, command: Dict[str, Any], timeout: float, pid: Optional[int] = None) -> Any:
+    """Send one command; the decoded JSON reply. Raises AsokError (timeouts, errors, bad replies).
+
+    With `pid`, the socket must belong to that process: a socket found by name (in --asok-dir, say)
+    may be another cluster's daemon of the same name, and its answer would be about the wrong one.
+    (A socket whose listener has no PID in our namespace is taken on trust.)"""
     deadline = time.monotonic() + timeout
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         sock.settimeout(timeout)
         _connect(sock, path)
+        if pid is not None:
+            owner = peer_pid(sock)
+            if owner not in (0, pid):
+                raise AsokError("{} belongs to pid {}, not {}".format(path, owner, pid))
         sock.sendall(json.dumps(command).encode("utf-8") + b"\0")
         (length,) = struct.unpack(">I", _recv_exact(sock, 4, deadline))
         if length > MAX_REPLY:

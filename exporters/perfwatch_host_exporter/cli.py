@@ -12,7 +12,7 @@ from typing import Any, List, NoReturn, Optional
 
 from perfwatch.server import HttpServer
 
-from . import network
+from . import fsid, network
 from .app import make_app
 from .collector import Collector, Settings
 
@@ -63,6 +63,13 @@ def _name(text: str) -> str:
     return text.strip()
 
 
+def _fsid(text: str) -> str:
+    value = fsid.normalise(text)
+    if value is None:
+        raise argparse.ArgumentTypeError("not a cluster fsid (a UUID): {!r}".format(text))
+    return value
+
+
 def parser() -> argparse.ArgumentParser:
     p = _Parser(
         prog=PROG,
@@ -75,6 +82,14 @@ def parser() -> argparse.ArgumentParser:
         "--hostname", type=_name, default=None, help="the hostname label on every sample (default: this host's name)"
     )
     p.add_argument("--cluster", type=_name, default=None, help="only daemons of this cluster name (default: all)")
+    p.add_argument(
+        "--cluster-fsid",
+        type=_fsid,
+        default=None,
+        metavar="FSID",
+        help="only daemons of the cluster with this fsid (default: all; each daemon's series carry its "
+        "fsid as the cluster label)",
+    )
     p.add_argument(
         "--same-netns",
         action="store_true",
@@ -121,6 +136,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     settings = Settings(
         hostname=hostname,
         cluster=args.cluster,
+        cluster_fsid=args.cluster_fsid,
         same_netns=args.same_netns,
         asok_dirs=tuple(args.asok_dir),
         asok_timeout=args.asok_timeout,

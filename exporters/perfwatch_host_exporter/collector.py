@@ -13,6 +13,7 @@ from perfwatch.exposition import render
 from . import asok, network, rgw
 from . import families as f
 from .cgroup_reader import CgroupError, CgroupReader
+from .clusters import ClusterIds
 from .discovery import Daemon, scan
 from .errors import ErrorCounter
 from .fsroot import Root
@@ -23,7 +24,8 @@ from .sockets import DaemonSockets
 
 class Settings(NamedTuple):
     hostname: str
-    cluster: Optional[str] = None  # only daemons of this cluster; None: all
+    cluster: Optional[str] = None  # only daemons of this cluster name; None: all
+    cluster_fsid: Optional[str] = None  # only daemons of the cluster with this fsid (canonical form); None: all
     same_netns: bool = False  # only daemons in the exporter's network namespace
     asok_dirs: Tuple[str, ...] = ()
     asok_timeout: float = 2.0
@@ -54,6 +56,7 @@ class Collector:
         self.sockets = DaemonSockets(self.root, asok_call, list(settings.asok_dirs), settings.asok_timeout)
         self.cgroups = CgroupReader(self.root)
         self.osd_map = OsdDeviceMap(self.root, self.sockets, self.errors, clock)
+        self.clusters = ClusterIds(self.root, self.sockets, clock, self.log)
         self._lock = threading.Lock()
 
     def render(self) -> str:
@@ -71,10 +74,12 @@ class Collector:
         except OSError as exc:
             self.errors("proc", "scanning /proc: {}".format(exc))
             daemons = []
+        live: Set[Key] = set()  # every daemon process seen, reported or not: the caches keep these
+        selected, unknown = self._select(daemons, live)
         try:
             self.cgroups.refresh_mounts()
             cgroups_readable = True
-            if daemons and self.cgroups.v1 is None and self.cgroups.v2 is None:
+            if selected and self.cgroups.v1 is None and self.cgroups.v2 is None:
                 # Daemons to report but no CPU hierarchy in sight: say so, don't just go quiet.
                 self.errors("cgroup", "no cgroup hierarchy with the cpu controller is mounted here")
                 cgroups_readable = False
@@ -82,30 +87,60 @@ class Collector:
             self.errors("cgroup", "reading /proc/self/mountinfo: {}".format(exc))
             cgroups_readable = False
         samples: List[Sample] = []
-        live: Set[Key] = set()
-        for daemon in daemons:
+        for daemon, st in selected:
             try:
-                samples.extend(self._daemon(daemon, cgroups_readable, live))
+                samples.extend(self._daemon(daemon, st, cgroups_readable))
             except Exception as exc:  # one bad daemon never breaks a scrape
                 self.log.debug("%s", daemon, exc_info=True)
                 self.errors("proc", "{}: {}: {}".format(daemon.ident.label, type(exc).__name__, exc))
         self.osd_map.keep_only(live)
+        self.clusters.keep_only(live)
         samples.extend(self._network(host))
         samples.append(Sample(f.SCRAPE_DURATION, "", host, self.clock() - started))
         for source in f.ERROR_SOURCES:
             samples.append(Sample(f.SCRAPE_ERRORS, "", (*host, ("source", source)), self.errors.counts[source]))
-        samples.append(Sample(f.DAEMONS, "", host, len(daemons)))
+        samples.append(Sample(f.DAEMONS, "", host, len(selected)))
+        samples.append(Sample(f.DAEMONS_UNKNOWN_CLUSTER, "", host, unknown))
         return samples
 
-    def _daemon(self, daemon: Daemon, cgroups_readable: bool, live: Set[Key]) -> List[Sample]:
-        label = daemon.ident.label
-        base: Labels = (("ceph_daemon", label), ("hostname", self.settings.hostname))
-        try:
-            st = parse_stat(self.root.read_text("/proc/{}/stat".format(daemon.pid)))
-        except (OSError, ValueError) as exc:
-            self.errors("proc", "{} (pid {}): stat: {}".format(label, daemon.pid, exc))
-            return []
-        live.add((daemon.pid, st.start_ticks))
+    def _select(self, daemons: List[Daemon], live: Set[Key]) -> Tuple[List[Tuple[Daemon, ProcStat]], int]:
+        """The daemons to report, each with its fsid and its stat, and how many had no known fsid.
+        With --cluster-fsid only that cluster's (a daemon whose fsid is unknown is left out: it cannot
+        be told apart). A second daemon with a (cluster, ceph_daemon) already taken is left out and
+        counted: duplicate series would make the whole exposition invalid."""
+        selected: List[Tuple[Daemon, ProcStat]] = []
+        taken: Set[Tuple[str, str]] = set()
+        unknown = 0
+        for daemon in daemons:
+            label = daemon.ident.label
+            try:
+                st = parse_stat(self.root.read_text("/proc/{}/stat".format(daemon.pid)))
+            except (OSError, ValueError) as exc:
+                self.errors("proc", "{} (pid {}): stat: {}".format(label, daemon.pid, exc))
+                continue
+            live.add((daemon.pid, st.start_ticks))
+            try:
+                fsid = self.clusters.find(daemon, st.start_ticks).fsid
+            except Exception as exc:  # a bug in one lookup must not hide the daemon
+                self.log.debug("%s", daemon, exc_info=True)
+                self.errors("proc", "{}: cluster fsid: {}: {}".format(label, type(exc).__name__, exc))
+                fsid = ""
+            if not fsid:
+                unknown += 1
+            wanted = self.settings.cluster_fsid
+            if wanted is not None and fsid != wanted:
+                continue
+            if (fsid, label) in taken:
+                what = "cluster " + fsid if fsid else "an unknown cluster"
+                self.errors("proc", "pid {}: {} of {} is already taken; left out".format(daemon.pid, label, what))
+                continue
+            taken.add((fsid, label))
+            selected.append((daemon._replace(fsid=fsid), st))
+        return selected, unknown
+
+    def _daemon(self, daemon: Daemon, st: ProcStat, cgroups_readable: bool) -> List[Sample]:
+        labels: Labels = (("ceph_daemon", daemon.ident.label), ("cluster", daemon.fsid))
+        base: Labels = (*labels, ("hostname", self.settings.hostname))
         samples = self._process(st, base)
         if cgroups_readable:
             samples.extend(self._cgroup(daemon, base))

@@ -1,6 +1,6 @@
 """Finding the Ceph daemons on this host: a scan of /proc."""
 
-from typing import Callable, List, NamedTuple, Optional, Set
+from typing import Callable, List, NamedTuple, Optional
 
 from .fsroot import Root
 from .identity import COMM_KINDS, Identity, identify
@@ -12,17 +12,16 @@ OnError = Callable[[str, str], None]  # (source, message)
 class Daemon(NamedTuple):
     pid: int
     ident: Identity
+    fsid: str = ""  # its cluster's fsid once clusters.py has found it; "" while unknown
 
 
 def scan(root: Root, cluster: Optional[str], same_netns: bool, on_error: OnError) -> List[Daemon]:
     """Every process whose comm is a Ceph daemon's, in PID order, filtered by cluster name and (with
-    same_netns) by the exporter's own network namespace. A second daemon with a ceph_daemon label
-    already taken (two clusters both with an osd.0, say) is left out and counted: duplicate series
-    would make the whole exposition invalid."""
+    same_netns) by the exporter's own network namespace. Two daemons may share a name (osd.0 of two
+    clusters): the collector tells them apart by their fsid."""
     own_netns = root.readlink("/proc/self/ns/net") if same_netns else None
     pids = sorted(int(entry) for entry in root.listdir("/proc") if entry.isdigit())
     daemons: List[Daemon] = []
-    labels: Set[str] = set()
     for pid in pids:
         proc = "/proc/{}".format(pid)
         try:
@@ -44,9 +43,5 @@ def scan(root: Root, cluster: Optional[str], same_netns: bool, on_error: OnError
             continue
         if same_netns and netns != own_netns:
             continue
-        if ident.label in labels:
-            on_error("proc", "pid {}: {} is already taken by another process; left out".format(pid, ident.label))
-            continue
-        labels.add(ident.label)
         daemons.append(Daemon(pid, ident))
     return daemons

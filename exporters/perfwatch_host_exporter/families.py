@@ -13,7 +13,7 @@ def _family(name: str, type_: str, help_: str) -> str:
     return declare_family(name, type_, help_, FAMILIES)
 
 
-# --- per daemon: ceph_daemon, hostname --------------------------------------------------------------
+# --- per daemon: ceph_daemon, cluster (the fsid), hostname -----------------------------------------
 CPU_SECONDS = _family("daemon_cpu_seconds_total", "counter", "CPU seconds the daemon has used, by mode (user, system)")
 THREADS = _family("daemon_threads", "gauge", "Threads of the daemon's process")
 RSS = _family("daemon_resident_memory_bytes", "gauge", "Resident memory of the daemon's process")
@@ -60,6 +60,14 @@ SCRAPE_DURATION = _family("exporter_scrape_duration_seconds", "gauge", "Seconds 
 SCRAPE_ERRORS = _family(
     "exporter_scrape_errors_total", "counter", "Things the exporter failed to read, by source; the scrape goes on"
 )
-DAEMONS = _family("exporter_daemons", "gauge", "Ceph daemons the last collection found on this host")
+DAEMONS = _family(
+    "exporter_daemons", "gauge", "Ceph daemons the last collection reported (of the --cluster-fsid cluster, if given)"
+)
+DAEMONS_UNKNOWN_CLUSTER = _family(
+    "exporter_daemons_unknown_cluster",
+    "gauge",
+    'Ceph daemons on this host whose cluster fsid no source told: reported with cluster="", or left out '
+    "under --cluster-fsid",
+)
 
 ERROR_SOURCES = ("proc", "cgroup", "asok", "device", "network")

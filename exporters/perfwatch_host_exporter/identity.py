@@ -17,6 +17,7 @@ _ALIASES = {
     "--osd-data": "osd_data",
     "-c": "conf",
     "--conf": "conf",
+    "--fsid": "fsid",
 }
 
 _METAVAR = re.compile(r"\$(\{\w+\}|\w+)")
@@ -29,6 +30,8 @@ class Identity(NamedTuple):
     cluster: str
     admin_socket: Optional[str]  # --admin-socket from argv, metavariables expanded
     osd_data: Optional[str]  # --osd-data from argv, metavariables expanded
+    conf: Optional[str]  # -c/--conf from argv (a list: comma or space separated), metavariables expanded
+    fsid: Optional[str]  # --fsid from argv (Rook passes it), as written
 
 
 def options(argv: List[str]) -> Dict[str, str]:
@@ -89,6 +92,7 @@ def identify(comm: str, argv: List[str], pid: int) -> Optional[Identity]:
     variables = {"cluster": cluster, "name": entity, "type": etype, "id": ident, "pid": str(pid)}
     asok = opts.get("admin_socket")
     osd_data = opts.get("osd_data")
+    conf = opts.get("conf")
     return Identity(
         kind=kind,
         entity=entity,
@@ -96,4 +100,6 @@ def identify(comm: str, argv: List[str], pid: int) -> Optional[Identity]:
         cluster=cluster,
         admin_socket=expand(asok, variables) if asok else None,
         osd_data=expand(osd_data, variables) if osd_data else None,
+        conf=expand(conf, variables) if conf else None,
+        fsid=opts.get("fsid"),
     )

@@ -31,12 +31,13 @@ class DaemonSockets:
         return found
 
     def ask(self, daemon: Daemon, command: Dict[str, Any]) -> Any:
-        """Ask through the first socket that answers: a stale socket file (a daemon of that name that
-        is gone) must not hide the live one further down the list."""
+        """Ask through the first socket that answers and belongs to the daemon's process: a stale socket
+        file (a daemon of that name that is gone), or another cluster's daemon of the same name, must
+        not hide the daemon's own socket further down the list."""
         last: Exception = AsokError("no admin socket")
         for path in self.paths(daemon):
             try:
-                return self.call(path, command, self.timeout)
+                return self.call(path, command, self.timeout, daemon.pid)
             except (AsokError, OSError) as exc:
                 last = exc
         raise last

@@ -3,30 +3,102 @@
 from __future__ import annotations
 
 import contextlib
+import shutil
+import socket
 import subprocess
+import tempfile
+import time
 import urllib.request
+from pathlib import Path
 
-from .labutil import LabHandle, s3_client
+from lab.cluster import Lab
+
+from .labutil import LabHandle, run_lab, s3_client
 from .scrape import scrape
 
 
-def test_each_daemon_is_reported_once_by_the_exporter_of_its_host(lab: LabHandle) -> None:
-    handle = lab.lab
-    seen: dict[str, str] = {}
+def expected_daemons(handle: Lab) -> dict[str, str]:
+    """Each Ceph daemon of a lab -> the hostname label of the exporter that must report it."""
+    core = "core" if handle.topo.namespaced else handle.topo.hosts[0].crush_name
+    expected = {f"osd.{o.id}": o.host.crush_name for o in handle.topo.osds}
+    expected |= {"mon.a": core, **{f"mgr.{m}": core for m in handle.config.mgrs}}
+    expected[f"rgw.{handle.config.name}"] = core
+    return expected
+
+
+def reported(handle: Lab) -> dict[tuple[str, str], str]:
+    """(cluster, ceph_daemon) -> hostname, over every perfwatch exporter of a lab; each pair once."""
+    seen: dict[tuple[str, str], str] = {}
     for name, url in handle.exporter_urls().items():
         if not name.startswith("exporter."):
             continue
         result = scrape(url)
         for labels, value in result.find("ceph_perfwatch_daemon_resident_memory_bytes"):
-            assert labels["ceph_daemon"] not in seen, f"{labels['ceph_daemon']} reported by two exporters"
-            seen[labels["ceph_daemon"]] = labels["hostname"]
+            key = (labels["cluster"], labels["ceph_daemon"])
+            assert key not in seen, f"{key} reported by two exporters ({seen[key]} and {labels['hostname']})"
+            seen[key] = labels["hostname"]
             assert value > 10 * 1024 * 1024
         for labels, _ in result.find("ceph_perfwatch_daemon_threads"):
-            assert labels["hostname"] == seen[labels["ceph_daemon"]]
-    expected = {f"osd.{o.id}": o.host.crush_name for o in handle.topo.osds}
-    expected |= {"mon.a": "core", **{f"mgr.{m}": "core" for m in handle.config.mgrs}}
-    expected[f"rgw.{handle.config.name}"] = "core"
-    assert seen == expected
+            assert labels["hostname"] == seen[(labels["cluster"], labels["ceph_daemon"])]
+        assert result.total("ceph_perfwatch_exporter_daemons_unknown_cluster") == 0, name
+    return seen
+
+
+def test_each_daemon_is_reported_once_by_the_exporter_of_its_host(lab: LabHandle) -> None:
+    """Other labs may run on this machine too: the lab's exporters report only its own cluster."""
+    handle = lab.lab
+    fsid = handle.state.fsid
+    assert reported(handle) == {(fsid, daemon): host for daemon, host in expected_daemons(handle).items()}
+
+
+def _free_ports(count: int) -> int:
+    """The first of `count` consecutive TCP ports free on 127.0.0.1, below the ephemeral range (a port
+    in it may be taken by an outgoing connection between the check and the bind)."""
+    for base in range(21000, 32000, 50):
+        try:
+            for port in range(base, base + count):
+                with socket.socket() as sock:
+                    sock.bind(("127.0.0.1", port))
+        except OSError:
+            continue
+        return base
+    raise AssertionError("no block of free ports in 21000-32000")
+
+
+def test_a_second_lab_beside_the_session_lab_each_reports_only_its_own(lab: LabHandle) -> None:
+    """Two clusters on one machine (as a demo lab beside the test lab): their daemons share names (osd.0,
+    mon.a, mgr.x), run in the same network namespace and have admin sockets of the same names; each
+    lab's exporters report each of their own daemons once, with cluster=<that lab's fsid>, and none of
+    the other's."""
+    directory = Path(tempfile.mkdtemp(prefix="pwside-"))
+    base = _free_ports(6)
+    ports = {"--mon-port": base, "--rgw-port": base + 1, "--exporter-port": base + 2}
+    ports |= {"--node-exporter-port": base + 3, "--module-port": base + 4}  # module: base+4, base+5
+    started = time.monotonic()
+    failed = True
+    try:
+        flags = [str(x) for pair in ports.items() for x in pair]
+        up = run_lab(directory, "up", "--hosts", "1", "--osds", "1", "--name", "pwside", *flags, timeout=240)
+        assert up.returncode == 0, f"the side lab did not start:\n{up.stdout}\n{up.stderr}"
+        print(f"\nside lab up in {time.monotonic() - started:.0f} s: {up.stdout.strip()}")
+        labs = [lab.lab, Lab.open(directory)]
+        assert labs[0].state.fsid != labs[1].state.fsid
+        seen: dict[tuple[str, str], str] = {}
+        for handle in labs:
+            for key, host in reported(handle).items():
+                assert key[0] == handle.state.fsid, f"{handle.config.name}'s exporters report {key}"
+                assert key not in seen
+                seen[key] = host
+        expected = {(h.state.fsid, daemon): host for h in labs for daemon, host in expected_daemons(h).items()}
+        assert seen == expected
+        failed = False
+    finally:
+        down = run_lab(directory, "down")
+        if not (directory / "lab.json").exists():
+            shutil.rmtree(directory, ignore_errors=True)  # up refused before it wrote anything
+        print(f"side lab: {time.monotonic() - started:.0f} s from up to down")
+        if not failed:
+            assert down.returncode == 0, f"side lab down: {down.stdout}{down.stderr}"
 
 
 def test_osd_device_map_matches_the_loop_devices_the_lab_made(lab: LabHandle) -> None:

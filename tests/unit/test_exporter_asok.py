@@ -112,18 +112,29 @@ def test_a_stale_socket_file_does_not_hide_a_live_one(tmp_path: Path) -> None:
     from perfwatch_host_exporter.fsroot import Root
     from perfwatch_host_exporter.sockets import DaemonSockets
 
+    pid = os.getpid()  # the test's server thread listens: the socket is this process's
     default_dir = tmp_path / "var" / "run" / "ceph"
     default_dir.mkdir(parents=True)
     stale = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     stale.bind(str(default_dir / "ceph-osd.0.asok"))
     stale.close()  # the file stays, nobody listens: connect is refused
-    (tmp_path / "proc" / "7").mkdir(parents=True)
-    (tmp_path / "proc" / "7" / "root").symlink_to(tmp_path)
+    (tmp_path / "proc" / str(pid)).mkdir(parents=True)
+    (tmp_path / "proc" / str(pid) / "root").symlink_to(tmp_path)
     live_dir = tmp_path / "lab-run"
     live_dir.mkdir()
-    ident = identify("ceph-osd", ["ceph-osd", "-i", "0"], 7)
+    ident = identify("ceph-osd", ["ceph-osd", "-i", "0"], pid)
     assert ident is not None
     sockets = DaemonSockets(Root(str(tmp_path)), asok.call, ["/lab-run"], 2.0)
     with server(str(live_dir / "ceph-osd.0.asok"), b'{"osd_data": "/srv/osd0"}'):
-        assert len(sockets.paths(Daemon(7, ident))) == 2
-        assert sockets.ask(Daemon(7, ident), asok.config_get("osd_data")) == {"osd_data": "/srv/osd0"}
+        assert len(sockets.paths(Daemon(pid, ident))) == 2
+        assert sockets.ask(Daemon(pid, ident), asok.config_get("osd_data")) == {"osd_data": "/srv/osd0"}
+
+
+def test_a_socket_of_another_process_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two clusters' osd.0 on one host: the socket named ceph-osd.0.asok in --asok-dir may be the other
+    one's. The listener's PID (SO_PEERCRED) must be the daemon's."""
+    monkeypatch.chdir(tmp_path)
+    with server("s.asok", b'{"fsid": "x"}'):
+        assert asok.call(str(tmp_path / "s.asok"), asok.config_get("fsid"), 2.0, os.getpid()) == {"fsid": "x"}
+    with server("t.asok", None), pytest.raises(asok.AsokError, match="belongs to pid"):
+        asok.call(str(tmp_path / "t.asok"), asok.config_get("fsid"), 2.0, os.getpid() + 100000)

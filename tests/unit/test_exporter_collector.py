@@ -1,4 +1,5 @@
-"""A whole fake host: three daemons and a broken one, cgroup v1, OSD devices, an RGW, one NIC."""
+"""A whole fake host: three daemons and a broken one, cgroup v1, OSD devices, an RGW, one NIC; all of one
+cluster (FSID), which osd.0's admin socket and the others' /etc/ceph/ceph.conf tell."""
 
 import json
 import os
@@ -18,21 +19,32 @@ from .fixtures_exporter.fakehost import FakeHost
 FIXTURES = Path(__file__).resolve().parent / "fixtures_exporter"
 V1 = "/sys/fs/cgroup/cpu,cpuacct"
 OSD0_GROUP = "/system.slice/ceph-osd@0.service"
+FSID = "8d4b7f1e-3c2a-4e5f-9a6b-0c1d2e3f4a5b"
 
 
 class FakeAsok:
+    """Replies by (socket, "perf dump" or "config get <var>"). A socket in `owners` is listened on by
+    that PID: a call that expects another PID fails, as asok.call's peer check does."""
+
     def __init__(self, host: FakeHost) -> None:
         self.host = host
         self.calls: list[tuple[str, dict[str, Any]]] = []
         self.replies: dict[tuple[str, str], Any] = {}
+        self.owners: dict[str, int] = {}
 
-    def __call__(self, path: str, command: dict[str, Any], timeout: float) -> Any:
+    def __call__(self, path: str, command: dict[str, Any], timeout: float, pid: int | None) -> Any:
         rel = "/" + str(Path(os.path.realpath(path)).relative_to(os.path.realpath(self.host.base)))
         self.calls.append((rel, command))
-        reply = self.replies.get((rel, command["prefix"]))
+        if pid is not None and self.owners.get(rel, pid) != pid:
+            raise asok.AsokError(f"{path} belongs to pid {self.owners[rel]}, not {pid}")
+        what = command["prefix"] + (" " + command["var"] if "var" in command else "")
+        reply = self.replies.get((rel, what))
         if reply is None:
             raise asok.AsokError("no reply")
         return reply
+
+    def asked(self, what: str, path: str = "/var/run/ceph/ceph-osd.0.asok") -> int:
+        return len([c for c in self.calls if c[0] == path and c[1]["prefix"] + " " + c[1].get("var", "") == what])
 
 
 class Clock:
@@ -79,7 +91,9 @@ def build(tmp_path: Path) -> tuple[FakeHost, FakeAsok]:
     host.interface("lo", None)
     host.interface("eth0", "10000")
     fake = FakeAsok(host)
-    fake.replies[("/var/run/ceph/ceph-osd.0.asok", "config get")] = {"osd_data": "/srv/osd/ceph-0"}
+    fake.replies[("/var/run/ceph/ceph-osd.0.asok", "config get osd_data")] = {"osd_data": "/srv/osd/ceph-0"}
+    fake.replies[("/var/run/ceph/ceph-osd.0.asok", "config get fsid")] = {"fsid": FSID}
+    host.write("/etc/ceph/ceph.conf", f"[global]\n\tfsid = {FSID}\n\tmon host = [v2:10.0.0.1:3300]\n")
     fake.replies[("/lab/run/ceph-client.rgw.x.asok", "perf dump")] = json.loads(
         (FIXTURES / "pacific_rgw_perf_dump_objecter.json").read_text()
     )
@@ -124,12 +138,13 @@ def test_full_host_render_parses_and_carries_every_family(tmp_path: Path) -> Non
             assert s.labels.get("hostname") == "node1", s
             if "_daemon_" in s.name or "_osd_" in s.name or "_rgw_" in s.name:
                 assert s.labels["ceph_daemon"] in {"osd.0", "mon.a", "rgw.x"}, s
+                assert s.labels["cluster"] == FSID, s
 
 
 def test_full_host_values(tmp_path: Path) -> None:
     host, fake = build(tmp_path)
     got = values(collector(host, fake).render())
-    osd = {"ceph_daemon": "osd.0", "hostname": "node1"}
+    osd = {"ceph_daemon": "osd.0", "cluster": FSID, "hostname": "node1"}
     assert value(got, "daemon_cpu_seconds_total", mode="user", **osd) == 2.5
     assert value(got, "daemon_cpu_seconds_total", mode="system", **osd) == 0.5
     assert value(got, "daemon_threads", **osd) == 60
@@ -145,14 +160,15 @@ def test_full_host_values(tmp_path: Path) -> None:
         if name == PREFIX + "osd_device_info"
     }
     assert devices == {("block", "sda", "sda1", "direct"), ("db", "dm-0", "", "direct"), ("db", "sdb", "", "dm")}
-    rgw = {"ceph_daemon": "rgw.x", "hostname": "node1"}
+    rgw = {"ceph_daemon": "rgw.x", "cluster": FSID, "hostname": "node1"}
     assert value(got, "rgw_objecter_ops_total", op="call", **rgw) == 854
     assert value(got, "rgw_objecter_ops_total", op="omap_rd", **rgw) == 2
-    mon = {"ceph_daemon": "mon.a", "hostname": "node1"}
+    mon = {"ceph_daemon": "mon.a", "cluster": FSID, "hostname": "node1"}
     assert value(got, "daemon_threads", **mon) == 25
     assert ("ceph_perfwatch_daemon_cgroup_cpu_limit_cores", frozenset(mon.items())) not in got, "root: no limit"
     assert value(got, "network_link_capacity_bytes", hostname="node1", device="eth0", source="speed") == 1.25e9
-    assert value(got, "exporter_daemons", hostname="node1") == 4
+    assert value(got, "exporter_daemons", hostname="node1") == 3, "osd.1, whose stat is unreadable, is not reported"
+    assert value(got, "exporter_daemons_unknown_cluster", hostname="node1") == 0
 
 
 def test_one_bad_daemon_counts_an_error_and_the_rest_export(tmp_path: Path) -> None:
@@ -170,21 +186,22 @@ def test_device_map_is_cached_per_process_for_a_minute(tmp_path: Path) -> None:
     c = collector(host, fake, clock)
     c.collect()
     c.collect()
-    config_gets = [call for call in fake.calls if call[1]["prefix"] == "config get"]
-    assert len(config_gets) == 1
+    assert fake.asked("config get osd_data") == 1
     clock.now += 61
     c.collect()
-    assert len([call for call in fake.calls if call[1]["prefix"] == "config get"]) == 2
+    assert fake.asked("config get osd_data") == 2
+    assert fake.asked("config get fsid") == 1, "a daemon's fsid, once known, is kept for the process's life"
     # a restarted OSD (same PID, new start time) is looked up again at once
     stat = host.path("proc/100/stat")
     stat.write_text(stat.read_text().replace(" 5000 ", " 6000 "))
     c.collect()
-    assert len([call for call in fake.calls if call[1]["prefix"] == "config get"]) == 3
+    assert fake.asked("config get osd_data") == 3
+    assert fake.asked("config get fsid") == 2
 
 
 def test_osd_data_falls_back_to_argv_then_the_default(tmp_path: Path) -> None:
     host, fake = build(tmp_path)
-    del fake.replies[("/var/run/ceph/ceph-osd.0.asok", "config get")]
+    del fake.replies[("/var/run/ceph/ceph-osd.0.asok", "config get osd_data")]
     c = collector(host, fake)
     got = values(c.render())
     assert value(got, "exporter_scrape_errors_total", hostname="node1", source="asok") == 1
@@ -207,15 +224,18 @@ def test_cluster_and_netns_filters(tmp_path: Path) -> None:
     got = values(collector(host, fake, cluster="other").render())
     assert value(got, "exporter_daemons", hostname="node1") == 1
     got = values(collector(host, fake, same_netns=True).render())
-    assert value(got, "exporter_daemons", hostname="node1") == 4, "pid 600 lives in another netns"
+    assert value(got, "exporter_daemons", hostname="node1") == 3, "pid 600 lives in another netns"
 
 
-def test_a_second_daemon_with_a_taken_label_is_left_out(tmp_path: Path) -> None:
+def test_a_second_daemon_with_a_taken_label_in_the_same_cluster_is_left_out(tmp_path: Path) -> None:
     host, fake = build(tmp_path)
-    host.process(600, "ceph-osd", ["ceph-osd", "--cluster", "other", "-i", "0"])  # osd.0 again
+    host.process(600, "ceph-osd", ["ceph-osd", "-i", "0"])  # osd.0 again, of the same cluster (ceph.conf)
+    host.process(700, "ceph-osd", ["ceph-osd", "--cluster", "other", "-i", "1"])  # no fsid anywhere
+    host.process(701, "ceph-osd", ["ceph-osd", "--cluster", "other", "-i", "1"])  # nor here: both cluster=""
     got = values(collector(host, fake).render())
-    assert value(got, "exporter_daemons", hostname="node1") == 4
-    assert value(got, "exporter_scrape_errors_total", hostname="node1", source="proc") == 2
+    assert value(got, "exporter_daemons", hostname="node1") == 4  # osd.0, mon.a, rgw.x, osd.1 of cluster ""
+    assert value(got, "exporter_daemons_unknown_cluster", hostname="node1") == 2
+    assert value(got, "exporter_scrape_errors_total", hostname="node1", source="proc") == 3  # pid 400's stat
 
 
 def test_no_cpu_hierarchy_in_sight_is_an_error_not_silence(tmp_path: Path) -> None:

@@ -81,8 +81,11 @@ class FakeHost:
         cgroup: str = "0::/\n",
         netns: str = "net:[4026531840]",
         root: str = "../..",
+        mountinfo: str = "",
+        environ: dict[str, str] | None = None,
     ) -> None:
-        """A process; its /proc/PID/root links to the fake host's root unless `root` says otherwise."""
+        """A process; its /proc/PID/root links to the fake host's root unless `root` says otherwise
+        (a relative link, from /proc/PID: "../../containers/x" is the fake host's /containers/x)."""
         proc = f"proc/{pid}"
         self.write(proc + "/comm", comm + "\n")
         self.write(proc + "/cmdline", b"".join(a.encode() + b"\0" for a in argv))
@@ -91,8 +94,16 @@ class FakeHost:
         fields += ["123456789", str(rss_pages)] + ["0"] * 28  # 23, 24, ...
         self.write(proc + "/stat", "{} ({}) {}\n".format(pid, stat_comm or comm, " ".join(fields)))
         self.write(proc + "/cgroup", cgroup)
+        self.write(proc + "/mountinfo", mountinfo)
+        self.write(proc + "/environ", b"".join(f"{k}={v}".encode() + b"\0" for k, v in (environ or {}).items()))
         self.link(proc + "/ns/net", netns)
         self.link(proc + "/root", root)
+
+    @staticmethod
+    def bind_mount(line_id: int, source_root: str, mountpoint: str) -> str:
+        """One /proc/PID/mountinfo line: a bind mount of `source_root` (its path in the source
+        filesystem) at `mountpoint`, as a container runtime makes them."""
+        return f"{line_id} 100 253:0 {source_root} {mountpoint} rw,relatime - xfs /dev/mapper/vg-root rw\n"
 
     # --- cgroups -------------------------------------------------------------------------------------
     def mount(self, mountpoint: str, fstype: str, super_options: str, root: str = "/") -> None:
