@@ -66,7 +66,7 @@ demo: deps
 	echo; echo "Next:"; \
 	echo "  $$($(PY) -m lab env)"; \
 	echo "  ceph perfwatch status --format json"; \
-	echo "  curl -s http://127.0.0.1:9284/metrics   # the active mgr (mgr.y, the standby, is on 9285)"; \
+	echo "  curl -s http://127.0.0.1:9284/metrics   # the active mgr (mgr.y, the standby, is on 9286)"; \
 	echo "  ceph perfwatch bench run --kind osd     # then: ceph perfwatch bench status / history"; \
 	echo "  ceph perfwatch bench schedule           # the light probes (rados, rgw, net) already run"; \
 	echo "  ceph config set mgr mgr/perfwatch/collect_interval 10"; \

@@ -27,7 +27,7 @@ class LabConfig:
     name: str = "pwlab"
     hosts: int = 1
     osds: int = 3
-    osd_size_gib: float = 2.0
+    osd_size_gib: float = 3.0  # sparse: costs only what is written
     osd_backing: str = "loop"  # "loop": a loop device over a sparse file; "file": BlueStore on the file
     mon_port: int = 3300
     rgw_port: int = 7480

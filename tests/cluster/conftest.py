@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,7 +13,7 @@ from .labutil import REPO, LabHandle, leftovers, run_lab, snapshot
 
 SESSION_LAB_DIR = Path(os.environ.get("PERFWATCH_TEST_LAB_DIR", REPO / ".lab-test")).resolve()
 SESSION_LAB_ARGS = (
-    "--hosts", "3", "--name", "pwtest", "--subnet-index", "1",
+    "--hosts", "3", "--name", "pwtest", "--subnet-index", "1", "--osd-size", "6",
     "--mon-port", "13300", "--rgw-port", "17480", "--module-port", "19284",
     "--exporter-port", "19285", "--node-exporter-port", "19100",
 )  # fmt: skip
@@ -41,3 +42,64 @@ def lab() -> Iterator[LabHandle]:
         assert down.returncode == 0, down.stderr
         left = leftovers(SESSION_LAB_DIR, state, netns, links, name)
         assert not left, f"`down` left these behind: {left}"
+
+
+# ----- no cascade: a test that leaves the session lab broken is named once; later tests skip ----------
+
+FULLNESS_CHECKS = ("OSD_FULL", "OSD_BACKFILLFULL", "OSD_NEARFULL", "POOL_FULL", "POOL_NEARFULL")
+_broken_by: list[str] = []
+
+
+def lab_problems(lab: LabHandle) -> list[str]:
+    """What is wrong with the session lab now: dead daemons, knobs left on, OSDs down, full OSDs."""
+    found = [
+        f"{name} is not running" for name, ok in lab.lab.alive().items() if not ok and not name.startswith("load.")
+    ]
+    found += [f"knob {key} is still on" for key in lab.lab.state.knobs]
+    try:
+        health = lab.ceph("health", timeout=20)
+        stat = lab.ceph("osd", "stat", timeout=20)
+    except Exception as exc:  # a cluster that does not answer is broken too
+        return [*found, f"the cluster does not answer: {exc}"]
+    if stat["num_up_osds"] != stat["num_osds"]:
+        found.append(f"{stat['num_osds'] - stat['num_up_osds']} OSD(s) down")
+    found += [
+        f"{name}: {check['summary']['message']}" for name, check in health["checks"].items() if name in FULLNESS_CHECKS
+    ]
+    if health["status"] == "HEALTH_ERR":
+        found.append("HEALTH_ERR: " + ", ".join(sorted(health["checks"])))
+    return found
+
+
+def restore(lab: LabHandle) -> list[str]:
+    """Undo knobs, start dead daemons, wait up to 2 minutes: the problems that remain."""
+    run_lab(lab.dir, "clear")
+    for name, ok in lab.lab.alive().items():
+        if not ok and not name.startswith("load."):
+            run_lab(lab.dir, "start", name)
+    deadline = time.monotonic() + 120
+    while (problems := lab_problems(lab)) and time.monotonic() < deadline:
+        time.sleep(3)
+    return problems
+
+
+@pytest.fixture(autouse=True)
+def session_lab_intact(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Before a test on the session lab: skip it, with the one reason, if an earlier test broke the lab.
+    After it: if the lab is not as a test should leave it, restore it; if that fails, name the culprit."""
+    if "lab" not in request.fixturenames:
+        yield
+        return
+    if _broken_by:
+        pytest.skip(f"the session lab is broken since {_broken_by[0]}")
+    yield
+    lab: LabHandle = request.getfixturevalue("lab")
+    problems = lab_problems(lab)
+    if not problems:
+        return
+    print(f"\n{request.node.nodeid} left the session lab with: {problems}; restoring it")
+    remaining = restore(lab)
+    if remaining:
+        _broken_by.append(
+            f"{request.node.nodeid} (left: {'; '.join(problems)}; after restoring: {'; '.join(remaining)})"
+        )

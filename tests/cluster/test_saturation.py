@@ -15,6 +15,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from lab.load import POOL as LOAD_POOL
+
 from .labutil import LabHandle, run_lab
 from .scrape import Scrape, client_load, rate, scrape
 
@@ -43,6 +45,8 @@ def sat(lab: LabHandle) -> Iterator[LabHandle]:
     yield lab
     cleared = run_lab(lab.dir, "clear")
     assert cleared.returncode == 0, cleared.stderr
+    # The load images hold about 640 MiB on every OSD: give the room back to the tests after these.
+    lab.ceph("osd", "pool", "rm", LOAD_POOL, LOAD_POOL, "--yes-i-really-really-mean-it", as_json=False)
     lab.ceph("perfwatch", "bench", "reset-baseline", as_json=False)
     for option, value in saved.items():
         lab.ceph("config", "set", "mgr", f"mgr/perfwatch/{option}", value, as_json=False)
@@ -134,13 +138,14 @@ def test_media_knob_makes_the_osd_device_busy_and_its_bench_slow(sat: LabHandle)
     print(f"\nmedia knob off: {device} util {util_off:.0%}, queue {queue_off:.2f}; osd bench {bench_off:.0f} IOPS")
     knob(sat, "saturate", "media", "--osd", str(VICTIM), "--iops", str(MEDIA_IOPS), "--mbps", str(MEDIA_MBPS))
     try:
-        with client_load(sat, "small-random-write", 14) as on:
-            time.sleep(3)
-            util_on, queue_on = disk_rates(sat, device, 8)
+        # A throttled device fills its queue within a few seconds of load; measure after that.
+        with client_load(sat, "small-random-write", 20) as on:
+            time.sleep(6)
+            util_on, queue_on = disk_rates(sat, device, 10)
         bench_on = osd_bench_iops(sat, VICTIM)
         print(f"media knob on: {device} util {util_on:.0%}, queue {queue_on:.2f}; osd bench {bench_on:.0f} IOPS")
         print(f"  {on.line}")
-        assert util_on >= 0.9
+        assert util_on >= 0.9, f"{device} only {util_on:.0%} busy under the media knob"
         assert queue_on > queue_off
         assert bench_on < 0.2 * bench_off
     finally:
