@@ -52,6 +52,10 @@ class CephAdapter:
         """(pool id, pg_num) of a pool, None if there is no such pool."""
         raise NotImplementedError
 
+    def pool_applications(self, name: str) -> Optional[Dict[str, Dict[str, str]]]:
+        """The pool's applications and their metadata ({"perfwatch": {}}), None if there is no such pool."""
+        raise NotImplementedError
+
     def pool_names_ending(self, suffix: str) -> List[str]:
         raise NotImplementedError
 
@@ -71,4 +75,9 @@ class CephAdapter:
 
     def osd_op_latency(self, osd_id: int) -> Dict[str, float]:
         """The OSD's client op latency counter: {"sum": seconds, "avgcount": ops}."""
+        raise NotImplementedError
+
+    def capacity_view(self) -> Any:
+        """benchmarks.capacity.CapacityView: free space per OSD, nearfull_ratio, size, max_avail and
+        OSDs per pool, as the mgr sees them now (no request to any daemon)."""
         raise NotImplementedError

@@ -29,8 +29,8 @@ def run(
         render(
             data,
             fmt,
-            lambda d: "started {} ({} on {} OSDs); follow it with `ceph perfwatch bench status`".format(
-                d["run_id"], d["kind"], len(d["osds"])
+            lambda d: "started {} ({} on {}); follow it with `ceph perfwatch bench status`".format(
+                d["run_id"], d["kind"], d["scope"]
             ),
         ),
         "",

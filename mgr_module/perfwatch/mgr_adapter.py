@@ -14,6 +14,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 from mgr_module import CommandResult, MgrModule
 
 from .adapter import REASON_BUSY, REASON_DECODE, REASON_ERROR, REASON_TIMEOUT, CephAdapter, FetchError
+from .benchmarks.capacity import CapacityView, view_from_payloads
 from .benchmarks.planning import OsdInfo
 from .benchmarks.radosio import RadosIO
 
@@ -47,6 +48,15 @@ class MgrAdapter(CephAdapter):
                 del self._outstanding[osd_id]
         if result.r != 0:
             raise FetchError(REASON_ERROR, "osd.{}: {} {}".format(osd_id, result.r, result.outs.strip()))
+        if not result.outb.strip():
+            # What a daemon that died (or restarted) while the command ran leaves behind: r 0, no output.
+            # Every command perfwatch sends answers JSON, so this is never a real answer.
+            raise FetchError(
+                REASON_ERROR,
+                "osd.{} returned no answer (the daemon may have crashed or restarted){}".format(
+                    osd_id, ": " + result.outs.strip() if result.outs.strip() else ""
+                ),
+            )
         try:
             return json.loads(result.outb)
         except ValueError as exc:
@@ -109,6 +119,12 @@ class MgrAdapter(CephAdapter):
                 return int(pool["pool"]), int(pool["pg_num"])
         return None
 
+    def pool_applications(self, name: str) -> Optional[Dict[str, Dict[str, str]]]:
+        for pool in self._pools():
+            if pool.get("pool_name") == name:
+                return dict(pool.get("application_metadata") or {})
+        return None
+
     def pool_names_ending(self, suffix: str) -> List[str]:
         return sorted(p["pool_name"] for p in self._pools() if p.get("pool_name", "").endswith(suffix))
 
@@ -117,7 +133,7 @@ class MgrAdapter(CephAdapter):
         self.mon_command({"prefix": "osd pool create", "pool": name, "pg_num": pg_num})
         self.mon_command({"prefix": "osd pool application enable", "pool": name, "app": application})
         deadline = time.monotonic() + self.timeout()
-        while self.pool(name) is None and time.monotonic() < deadline:
+        while application not in (self.pool_applications(name) or {}) and time.monotonic() < deadline:
             time.sleep(0.2)  # the mgr's copy of the OSD map catches up
 
     def pg_primaries(self, pool_id: int) -> Dict[int, int]:
@@ -136,6 +152,11 @@ class MgrAdapter(CephAdapter):
         ioctx = self.open_ioctx(pool)
         ioctx.set_namespace(namespace)
         return RadosIO(ioctx, self.timeout())
+
+    def capacity_view(self) -> CapacityView:
+        return view_from_payloads(
+            self.module.get("osd_stats"), self.module.get("osd_map"), self.module.get("df"), self.module.get("pg_stats")
+        )
 
     def osd_op_latency(self, osd_id: int) -> Dict[str, float]:
         dump = self.tell_osd(osd_id, {"prefix": "perf dump", "logger": "osd", "counter": "op_latency"}, self.timeout())

@@ -6,7 +6,7 @@ from typing import Any, ClassVar, Dict, List, Optional, Tuple
 
 from mgr_module import CLIReadCommand, CLIWriteCommand, HandleCommandResult, MgrModule, MgrStandbyModule, Option
 
-from . import bench_commands, options, osd_table, status, validation
+from . import bench_commands, mgr_logging, options, osd_table, status, validation
 from .benchmarks.metrics import ProbeHistograms, result_samples
 from .benchmarks.runner import Run, Runner
 from .benchmarks.store import BenchStore
@@ -120,7 +120,11 @@ class Module(MgrModule):
         adapter = MgrAdapter(self, lambda: float(self._config["request_timeout"]))
         bench_adapter = MgrAdapter(self, lambda: float(self._config["request_timeout"]))
         store = BenchStore(
-            self.get_store, self.set_store, int(self._config["history_limit"]), int(self._config["baseline_window"])
+            self.get_store,
+            self.set_store,
+            int(self._config["history_limit"]),
+            int(self._config["baseline_window"]),
+            self.log,
         )
         self.runner = Runner(
             bench_adapter,
@@ -138,6 +142,9 @@ class Module(MgrModule):
         server: Optional[HttpServer] = None
         try:
             while not self._stop.is_set():
+                restored = mgr_logging.ensure_logging(self)
+                if restored:
+                    self.log.warning("log handlers %s were off the root logger; re-attached", ", ".join(restored))
                 server = self._ensure_server(server, collector)
                 self._passes += 1
                 self._last_pass_at = time.time()
@@ -157,14 +164,14 @@ class Module(MgrModule):
                 server.stop()
             # Let benchmark threads finish their in-flight I/O before the mgr drops its rados handle.
             if self.runner is not None:
-                self.runner.wait(self.runner.cancel(), timeout=15.0)
+                self.runner.wait(self.runner.shutdown(), timeout=15.0)
         self.log.info("perfwatch serve loop stopped")
 
     def shutdown(self) -> None:
         self._stop.set()
         self._wake.set()
         if self.runner is not None:
-            self.runner.cancel()
+            self.runner.shutdown()
 
     # ----- benchmarks ---------------------------------------------------------------------------
 
@@ -374,6 +381,9 @@ class StandbyModule(MgrStandbyModule):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        # Its __del__ (run by the garbage collector after a promotion) must not strip the handlers of the
+        # active instance that replaces it: both share the interpreter's root logger (mgr_logging.py).
+        mgr_logging.retire_standby_logging(self)
         self._stop = threading.Event()
 
     def _behaviour(self) -> Tuple[str, int]:

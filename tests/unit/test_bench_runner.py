@@ -52,7 +52,7 @@ class FakeKind(Benchmark):
             ctx.check()
         return [Measurement(self.name, "iops", o.id, float(ctx.params["value"]), "iops") for o in ctx.osds]
 
-    def cleanup(self, adapter: Any, io_factory: Any, scratch: dict, log: Any) -> None:
+    def cleanup(self, adapter: Any, io_factory: Any, scratch: dict, log: Any, options: dict) -> None:
         if self.fail_cleanup:
             raise RuntimeError("pool unreachable")
         self.cleaned.append(scratch)
@@ -280,3 +280,109 @@ def test_reset_baseline_forgets_baselines_and_regressions(env: dict) -> None:
     assert r.reset_baselines("fake", 1) == ["fake/iops/osd.1"]
     assert env["store"].regressions == {} and "fake/iops/osd.1" not in env["store"].baselines.history
     assert "fake/iops/osd.0" in env["store"].baselines.history
+
+
+def test_a_run_a_dead_mgr_left_in_progress_is_history_as_interrupted_with_its_results(env: dict) -> None:
+    kv, store = env["kv"], env["store"]
+    env["kind"].release.clear()
+    run = env["runner"].start("fake", None, {})
+    in_progress = json.loads(kv["bench/running"])["data"]
+    assert list(in_progress) == [run.run_id]
+    # What the dying mgr had measured so far, as its progress saves wrote it:
+    partial = dict(in_progress[run.run_id], updated_at=run.started_at + 3)
+    partial["results"] = [Measurement("fake", "iops", 0, 42.0, "iops").to_dict()]
+    store.save_running(partial)
+    # A new active mgr reads the same store: a new store and runner over the same keys.
+    successor_store = BenchStore(kv.get, lambda k, v: kv.__setitem__(k, v), 10, 10)
+    successor = Runner(FakeAdapter(), lambda p, n: None, successor_store, lambda: env["opts"], Log(), Progress(), list)
+    [record] = successor_store.history("fake")
+    assert record["run_id"] == run.run_id and record["state"] == "interrupted"
+    assert record["results"] == partial["results"] and record["ended_at"] == partial["updated_at"]
+    assert "failover" in record["message"]
+    assert successor.outcomes == {"fake/interrupted": 1}
+    assert json.loads(kv["bench/running"])["data"] == {}
+    assert run.run_id in successor_store.scratch  # its scratch is still registered, for the orphan cleanup
+    env["kind"].release.set()
+    wait_done(env["runner"], run.run_id)
+
+
+def test_a_finished_run_leaves_nothing_in_progress(env: dict) -> None:
+    wait_done(env["runner"], env["runner"].start("fake", None, {}).run_id)
+    assert json.loads(env["kv"]["bench/running"])["data"] == {}
+
+
+def test_each_new_step_of_a_heavy_round_is_shown_in_progress_at_once(env: dict) -> None:
+    class Steps(FakeKind):
+        def run(self, ctx: Context) -> list[Measurement]:
+            for osd in ctx.osds:  # quicker than the once-a-second limit on the same step
+                ctx.progress(osd.id / 3, f"on osd.{osd.id}")
+            return super().run(ctx)
+
+    runner_mod.KINDS["fake"] = Steps()
+    wait_done(env["runner"], env["runner"].start("fake", None, {}).run_id)
+    shown = [e[2] for e in env["progress"].events if e[0] == "update"]
+    assert [m for m in shown if "on osd." in m] == [f"perfwatch fake bench: on osd.{i}" for i in range(3)]
+
+
+def test_scratch_of_a_kind_this_version_does_not_know_is_kept_not_dropped(env: dict) -> None:
+    env["store"].add_scratch("future-20261123T010203-abcd", "future", {"prefix": "future-20261123T010203-abcd"})
+    assert env["runner"].cleanup_orphans() == []
+    assert "future-20261123T010203-abcd" in env["store"].scratch
+
+
+def test_run_ids_named_by_a_broken_scratch_record_are_rebuilt_and_cleaned(env: dict) -> None:
+    class Writer(FakeKind):
+        writes = True
+
+        def recovered_entries(self, run_id: str, options: dict, adapter: Any) -> list[dict]:
+            return [{"prefix": run_id}]
+
+    kind = Writer()
+    runner_mod.KINDS["fake"] = kind
+    env["kv"]["bench/scratch"] = '{"version": 2, "data": {"fake-20261123T010203-abcd": {"kind": "fake", "entries": 7}}}'
+    store = BenchStore(env["kv"].get, lambda k, v: env["kv"].__setitem__(k, v), 10, 10)
+    assert store.recovered_scratch == {"fake-20261123T010203-abcd": "fake"}
+    r = Runner(FakeAdapter(), lambda p, n: None, store, lambda: env["opts"], Log(), Progress(), list)
+    assert r.cleanup_orphans() == ["fake-20261123T010203-abcd"]
+    assert kind.cleaned == [{"prefix": "fake-20261123T010203-abcd", "kind": "fake"}]
+    assert store.scratch == {} and store.recovered_scratch == {}
+
+
+def test_a_kind_that_writes_into_the_scratch_pool_refuses_a_pool_that_is_not_perfwatchs(env: dict) -> None:
+    class PoolWriter(FakeKind):
+        scratch_pool = True
+
+    runner_mod.KINDS["fake"] = PoolWriter()
+    apps: dict[str, Any] = {"perfwatch": {"perfwatch": {}, "rbd": {}}, "rgw": {"rgw": {}}}
+    env["adapter"].pool_applications = lambda name: apps.get(name)
+    env["opts"]["scratch_pool"] = "rgw"
+    with pytest.raises(ValueError, match=r"scratch pool 'rgw' is not perfwatch's: it belongs to application rgw"):
+        env["runner"].start("fake", None, {})
+    assert env["runner"].runs == {}
+    env["opts"]["scratch_pool"] = "perfwatch"
+    wait_done(env["runner"], env["runner"].start("fake", None, {}).run_id)
+
+
+def test_shutdown_cancels_runs_and_stops_cleanups_between_operations(env: dict) -> None:
+    class Io:
+        stopping = None
+
+    made: list[Io] = []
+    r = Runner(FakeAdapter(), lambda p, n: made.append(Io()) or made[-1], env["store"], lambda: env["opts"],
+               Log(), Progress(), list)  # fmt: skip
+    io = r.io_factory("perfwatch", "perfwatch")
+    assert io.stopping is r.stopping and not r.stopping.is_set()
+    r.shutdown()
+    assert r.stopping.is_set()
+
+
+def test_the_started_message_says_what_a_run_covers() -> None:
+    kinds = runner_mod.KINDS
+    assert kinds["rgw"].scope({"keys": 16, "shards": 4}, [0, 1, 2]) == "the bucket index"
+    assert kinds["net"].scope({}, [0, 1, 2]) == "the heartbeat ping times of 3 OSDs"
+    assert kinds["osd"].scope({}, [4]) == "1 OSD"
+    assert kinds["rados"].scope({"seconds": 0, "queue_depth": 16}, [0, 1]) == "2 OSDs"
+    assert (
+        kinds["rados"].scope({"seconds": 10, "queue_depth": 16}, [0, 1]) == "the scratch pool, 10 s at queue depth 16"
+    )
+    assert kinds["rbd"].scope({"seconds": 5, "queue_depth": 16, "image_mib": 64}, [0]) == "a 64 MiB scratch image"

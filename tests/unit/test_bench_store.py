@@ -557,3 +557,38 @@ def test_the_module_starts_on_a_garbled_store() -> None:
 
 def test_the_module_starts_on_a_store_of_garbage() -> None:
     start_up(garbled_kv(), Log())
+
+
+# ----- runs in progress (what an interrupted run leaves) -----------------------------------------------
+
+
+@pytest.mark.parametrize("garble", sorted(GARBLED))
+def test_a_garbled_record_of_runs_in_progress_costs_only_itself(garble: str) -> None:
+    kv, log = old_kv(), Log()
+    kv[PREFIX + "running"] = GARBLED[garble]
+    store = open_store(kv, log)
+    assert store.take_interrupted() == []
+    assert load_everything(store) == old_records()
+    assert len(log.problems()) == 1 and PREFIX + "running" in log.problems()[0]
+
+
+def test_a_bad_run_in_progress_is_dropped_and_the_good_one_kept() -> None:
+    kv, log = KV(), Log()
+    good = run_record("rados", RUN_ID, 1714564800.0)
+    kv[PREFIX + "running"] = json.dumps(
+        {"version": records.VERSION, "data": {RUN_ID: good, "osd-20240501T120000-0000": {"run_id": 7}}}
+    )
+    store = open_store(kv, log)
+    assert store.take_interrupted() == [good]
+    assert store.take_interrupted() == [], "taken once"
+    assert envelope(kv, "running") == {}
+
+
+def test_runs_in_progress_are_saved_and_dropped() -> None:
+    kv = KV()
+    store = open_store(kv)
+    record = run_record("rados", RUN_ID, 1714564800.0)
+    store.save_running(record)
+    assert envelope(kv, "running") == {RUN_ID: record}
+    store.drop_running(RUN_ID)
+    assert envelope(kv, "running") == {}

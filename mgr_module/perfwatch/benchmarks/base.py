@@ -8,8 +8,11 @@ import threading
 import time
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
 
+from .capacity import RECHECK_SECONDS, CapacityView, crossed_margin
 from .planning import OsdInfo
 from .results import Measurement
+
+STATS_WAIT_SECONDS = 15.0  # how long a run waits for the OSD figures of a mgr that just became active
 
 
 class BenchError(Exception):
@@ -46,6 +49,7 @@ class Context:
         log: Any,
         register_scratch: Callable[[Dict[str, Any]], None],
         osd_latency_guard: Callable[[List[int]], Optional[str]],
+        requested: Optional[Dict[str, Optional[int]]] = None,
     ) -> None:
         self.run_id = run_id
         self.adapter = adapter
@@ -61,6 +65,12 @@ class Context:
         self.register_scratch = register_scratch
         self.osd_latency_guard = osd_latency_guard
         self.unsettled = False  # set when an op may still land after the run: keep its scratch entry
+        # The parameters as the user gave them (None: not given). None when the runner does not pass
+        # them: then a value other than the default counts as asked for (Benchmark.explicit).
+        self.requested = requested
+        # Results as they come in (a kind that measures OSD by OSD adds each): what the history keeps
+        # of a run that is interrupted (its mgr died) before it could return them.
+        self.measured: List[Measurement] = []
 
     def remaining(self) -> float:
         return self.deadline - time.monotonic()
@@ -74,6 +84,51 @@ class Context:
 
     def step_timeout(self, wanted: float) -> float:
         return max(0.1, min(wanted, self.remaining()))
+
+    def capacity_view(self) -> CapacityView:
+        """Free space of every OSD and pool now; BenchError when the adapter cannot tell (never write blind)."""
+        getter = getattr(self.adapter, "capacity_view", None)
+        if getter is None:
+            raise BenchError("no free-space figures (the adapter has no capacity_view): not writing")
+        waited_until = time.monotonic() + min(STATS_WAIT_SECONDS, max(0.0, self.remaining()))
+        while True:
+            try:
+                view = getter()
+            except Exception as exc:
+                raise BenchError("free space could not be read: {}".format(exc)) from exc
+            # A mgr that just became active has no OSD figures until the OSDs report (one stats period).
+            if not isinstance(view, CapacityView) or view.osds or time.monotonic() >= waited_until:
+                break
+            self.check()
+            time.sleep(1.0)
+        if not isinstance(view, CapacityView):
+            raise BenchError("free space could not be read: got {!r}".format(type(view).__name__))
+        return view
+
+    def check_capacity(self, kind: "Benchmark") -> CapacityView:
+        """The kind's start-time capacity check again, on fresh figures, before it writes anything."""
+        view = self.capacity_view()
+        try:
+            kind.check_capacity(self.osds, self.requested, self.params, self.options, view)
+        except ValueError as exc:
+            raise BenchError(str(exc)) from exc
+        return view
+
+    def space_recheck(self, osds: Callable[[CapacityView], List[int]]) -> Callable[[], None]:
+        """For timed rounds: a check that raises BenchError when one of the OSDs (chosen from a fresh
+        view) has crossed the nearfull margin; it reads the figures at most every RECHECK_SECONDS."""
+        last = [time.monotonic()]
+
+        def recheck() -> None:
+            if time.monotonic() - last[0] < RECHECK_SECONDS:
+                return
+            last[0] = time.monotonic()
+            view = self.capacity_view()
+            why = crossed_margin(view, osds(view))
+            if why:
+                raise BenchError("aborted: {}".format(why))
+
+        return recheck
 
 
 class Benchmark:
@@ -101,8 +156,47 @@ class Benchmark:
             out[spec.name] = value
         return out
 
+    def explicit(self, name: str, params: Dict[str, int], requested: Optional[Dict[str, Optional[int]]]) -> bool:
+        """Whether the user asked for this parameter's value (so it is refused, not cut, when too big)."""
+        if requested is not None:
+            return requested.get(name) is not None
+        default = {p.name: p.default for p in self.params}.get(name)
+        return params.get(name) != default
+
+    def check_capacity(
+        self,
+        plan: List[OsdInfo],
+        requested: Optional[Dict[str, Optional[int]]],
+        params: Dict[str, int],
+        options: Dict[str, Any],
+        view: CapacityView,
+    ) -> None:
+        """ValueError (capacity.CapacityError) when what this run would write does not fit the free space
+        of the OSDs and pools it touches. The runner calls it at start (EINVAL); kinds call it again from
+        run() through Context.check_capacity. Kinds that write nothing keep this default."""
+
+    def scope(self, params: Dict[str, int], osds: List[int]) -> str:
+        """What a run with these parameters covers, for the operator ("3 OSDs", "the bucket index")."""
+        return "{} OSD{}".format(len(osds), "" if len(osds) == 1 else "s")
+
     def run(self, ctx: Context) -> List[Measurement]:
         raise NotImplementedError
 
-    def cleanup(self, adapter: Any, io_factory: Callable[[str, str], Any], scratch: Dict[str, Any], log: Any) -> None:
-        """Remove what a run registered as scratch. Called at the end, on cancel and after a failover."""
+    writes = False  # whether a run writes anything (scratch objects, images, S3 objects)
+    scratch_pool = False  # whether it writes into the scratch pool (which must be perfwatch's own)
+
+    def cleanup(
+        self,
+        adapter: Any,
+        io_factory: Callable[[str, str], Any],
+        scratch: Dict[str, Any],
+        log: Any,
+        options: Dict[str, Any],
+    ) -> None:
+        """Remove what a run registered as scratch. Called at the end, on cancel and after a failover,
+        with the options in force then (the S3 probe's endpoint and keys: never stored with the entry)."""
+
+    def recovered_entries(self, run_id: str, options: Dict[str, Any], adapter: Any) -> List[Dict[str, Any]]:
+        """The scratch entries a run of this kind with this id may have left, rebuilt from the naming rules
+        (everything it writes is named with its run id) when its registration was lost."""
+        return []

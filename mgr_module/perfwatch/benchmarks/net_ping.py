@@ -30,6 +30,9 @@ class NetPing(Benchmark):
     heavy = False
     description = "OSD heartbeat ping times (front and back) from the mgr; sends nothing"
 
+    def scope(self, params: Dict[str, int], osds: List[int]) -> str:
+        return "the heartbeat ping times of {} OSDs".format(len(osds))
+
     def run(self, ctx: Context) -> List[Measurement]:
         found = ping_measurements(ctx.adapter.ping_times())
         if not found:

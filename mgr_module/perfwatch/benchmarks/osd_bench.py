@@ -1,11 +1,17 @@
-"""`osd`: the OSD's own `bench` tell command. Local media, no network: 4 KiB IOPS and 4 MiB throughput."""
+"""`osd`: the OSD's own `bench` tell command. Local media, no network: 4 KiB IOPS and 4 MiB throughput.
+
+What it writes is bounded twice: by the OSD's own osd_bench_* limits, and by its free space
+(capacity.plan_osd_bench): sizes the user did not ask for are cut to the OSD's budget, sizes the user
+asked for that do not fit are refused, naming the OSD, its free bytes and the limit.
+"""
 
 import concurrent.futures
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional
 
 from ..adapter import FetchError
 from .base import BenchError, Benchmark, Context, ParamSpec
-from .planning import MIB, BenchLimits, batches, clamp_osd_bench
+from .capacity import CapacityError, CapacityView, crossed_margin, plan_osd_bench, space_of
+from .planning import MIB, BenchLimits, OsdInfo, batches, clamp_osd_bench
 from .results import Measurement
 
 LIMIT_KEYS = (
@@ -14,6 +20,7 @@ LIMIT_KEYS = (
     "osd_bench_duration",
     "osd_bench_max_block_size",
 )
+BLOCK_4K, BLOCK_4M = 4096, 4 * MIB
 
 
 def read_limits(ctx: Context, osd_id: int) -> BenchLimits:
@@ -35,21 +42,60 @@ class OsdBench(Benchmark):
         ParamSpec("mib_4m", 100, 4, 10240, "MiB written in the 4 MiB throughput round (cut to the OSD's limit)"),
     )
 
+    def _sizes(
+        self, view: CapacityView, osd_id: int, params: Dict[str, int], requested: Optional[Dict[str, Optional[int]]]
+    ) -> List[int]:
+        """[bytes of the 4 KiB round, bytes of the 4 MiB round] within the OSD's free-space budget."""
+        return list(
+            plan_osd_bench(
+                space_of(view, osd_id),
+                view.nearfull_ratio,
+                params["writes_4k"] * BLOCK_4K,
+                self.explicit("writes_4k", params, requested),
+                params["mib_4m"] * MIB,
+                self.explicit("mib_4m", params, requested),
+                BLOCK_4M,
+            )
+        )
+
+    def check_capacity(
+        self,
+        plan: List[OsdInfo],
+        requested: Optional[Dict[str, Optional[int]]],
+        params: Dict[str, int],
+        options: Dict[str, Any],
+        view: CapacityView,
+    ) -> None:
+        for osd in plan:
+            if osd.up:
+                self._sizes(view, osd.id, params, requested)
+
     def _bench(self, ctx: Context, osd_id: int) -> List[Measurement]:
         limits = read_limits(ctx, osd_id)
+        try:
+            sizes = self._sizes(ctx.capacity_view(), osd_id, ctx.params, ctx.requested)  # fresh figures
+        except CapacityError as exc:
+            raise BenchError(str(exc)) from exc
         out = []
-        for block, total, metric, unit, field in (
-            (4096, ctx.params["writes_4k"] * 4096, "write_iops_4k", "iops", "iops"),
-            (4 * MIB, ctx.params["mib_4m"] * MIB, "write_throughput_4m", "bytes_per_second", "bytes_per_sec"),
+        for (block, metric, unit, field), planned in zip(
+            (
+                (BLOCK_4K, "write_iops_4k", "iops", "iops"),
+                (BLOCK_4M, "write_throughput_4m", "bytes_per_second", "bytes_per_sec"),
+            ),
+            sizes,
         ):
             ctx.check()
-            total, block = clamp_osd_bench(total, block, limits)
+            why = crossed_margin(ctx.capacity_view(), [osd_id])
+            if why:
+                raise BenchError("aborted before the {} round: {}".format(metric, why))
+            total, block = clamp_osd_bench(planned, block, limits)
             cmd = {"prefix": "bench", "count": total, "size": block, "format": "json"}
             answer = ctx.adapter.tell_osd(osd_id, cmd, ctx.step_timeout(limits.duration + 60))
             out.append(Measurement(self.name, metric, osd_id, float(answer[field]), unit))
         return out
 
     def run(self, ctx: Context) -> List[Measurement]:
+        ctx.check_capacity(self)  # before anything is written; per OSD again in _bench, on fresh figures
         up = [o for o in ctx.osds if o.up]
         rounds = batches(up, None, ctx.per_host)
         results: List[Measurement] = []
@@ -63,10 +109,12 @@ class OsdBench(Benchmark):
                         results.extend(future.result())
                     except FetchError as exc:
                         raise BenchError("osd.{}: {}".format(futures[future], exc)) from exc
-            why = ctx.osd_latency_guard(batch)
+            why = ctx.osd_latency_guard(batch) or crossed_margin(ctx.capacity_view(), batch)
             if why:
                 raise BenchError("aborted: {}".format(why))
         return results
 
-    def cleanup(self, adapter: Any, io_factory: Any, scratch: Dict[str, Any], log: Any) -> None:
+    def cleanup(
+        self, adapter: Any, io_factory: Any, scratch: Dict[str, Any], log: Any, options: Dict[str, Any]
+    ) -> None:
         """osd bench removes its own objects; nothing to clean."""

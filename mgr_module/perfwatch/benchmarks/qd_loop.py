@@ -3,7 +3,7 @@
 
 import threading
 import time
-from typing import Any, Callable, List, NamedTuple
+from typing import Any, Callable, List, NamedTuple, Optional
 
 from .base import BenchError, Context
 
@@ -16,6 +16,8 @@ class LoopResult(NamedTuple):
     completed: int
     elapsed: float
     latencies: List[float]
+    submitted: int = 0  # ops started; below what the time allowed when max_ops ended the round early
+    limited: bool = False  # max_ops (a capacity budget) ended the round before its time
 
     @property
     def ops_per_second(self) -> float:
@@ -27,10 +29,20 @@ class LoopResult(NamedTuple):
 
 
 def run_at_queue_depth(
-    ctx: Context, seconds: float, depth: int, submit: Submit, label: str, progress_base: float
+    ctx: Context,
+    seconds: float,
+    depth: int,
+    submit: Submit,
+    label: str,
+    progress_base: float,
+    max_ops: Optional[int] = None,
+    recheck: Optional[Callable[[], None]] = None,
 ) -> LoopResult:
-    """Keep `depth` ops in flight for `seconds`. Whatever stops the loop (the end, cancel, the deadline),
-    the ops in flight are waited for before returning or raising, so none runs on behind the cleanup."""
+    """Keep `depth` ops in flight for `seconds`, or until `max_ops` ops were started (a capacity budget:
+    not an error, the round just ends early). `recheck`, called between submissions, raises to abort
+    (free space crossing the nearfull margin). Whatever stops the loop (the end, cancel, the deadline,
+    a recheck), the ops in flight are waited for before returning or raising, so none runs on behind
+    the cleanup."""
     slots = threading.Semaphore(depth)
     lock = threading.Lock()
     latencies: List[float] = []
@@ -52,8 +64,10 @@ def run_at_queue_depth(
     t0 = time.monotonic()
     i = 0
     try:
-        while time.monotonic() < t0 + seconds:
+        while time.monotonic() < t0 + seconds and (max_ops is None or i < max_ops):
             ctx.check()
+            if recheck is not None:
+                recheck()
             if not slots.acquire(timeout=ctx.step_timeout(10)):
                 raise BenchError("{}: no completion in 10 s".format(label))
             keep.append(submit(i, make_done(time.monotonic())))
@@ -69,4 +83,5 @@ def run_at_queue_depth(
     elapsed = time.monotonic() - t0
     if failures:
         raise BenchError("{}: {} ops failed (first error {})".format(label, len(failures), failures[0]))
-    return LoopResult(len(latencies), elapsed, latencies)
+    limited = max_ops is not None and i >= max_ops
+    return LoopResult(len(latencies), elapsed, latencies, i, limited)

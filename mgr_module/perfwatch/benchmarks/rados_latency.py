@@ -11,6 +11,7 @@ import time
 from typing import Any, Dict, List
 
 from .base import BenchError, Benchmark, Context, ParamSpec
+from .capacity import CapacityView, check_nearfull, pool_osds, rados_max_objects
 from .placement import names_per_primary
 from .qd_loop import run_at_queue_depth
 from .radosio import RadosIO
@@ -22,6 +23,8 @@ BLOCK = 4096
 
 class RadosLatency(Benchmark):
     name = "rados"
+    writes = True
+    scratch_pool = True
     description = "4 KiB object write/read latency per OSD (probe), or a timed round at a queue depth"
     params = (
         ParamSpec("seconds", 0, 0, 300, "0: the light per-OSD probe; else a round of writes then reads this long"),
@@ -31,8 +34,23 @@ class RadosLatency(Benchmark):
     def is_heavy(self, params: Dict[str, int]) -> bool:
         return params.get("seconds", 0) > 0
 
+    def scope(self, params: Dict[str, int], osds: List[int]) -> str:
+        if self.is_heavy(params):
+            return "the scratch pool, {} s at queue depth {}".format(params["seconds"], params["queue_depth"])
+        return super().scope(params, osds)
+
+    def check_capacity(
+        self, plan: List[Any], requested: Any, params: Dict[str, int], options: Dict[str, Any], view: CapacityView
+    ) -> None:
+        """A round writes new 4 KiB objects until the pool's budget; a probe one per OSD, removed at once."""
+        if params.get("seconds", 0) > 0:
+            rados_max_objects(view, scratch_location(options)[0])
+        else:
+            check_nearfull(view, [o.id for o in plan if o.up], BLOCK, "rados probe")
+
     def run(self, ctx: Context) -> List[Measurement]:
         pool_id, pg_num = ensure_pool(ctx.adapter, ctx.options)
+        ctx.check_capacity(self)  # before anything is written
         pool, ns = scratch_location(ctx.options)
         ctx.register_scratch({"pool": pool, "namespace": ns, "prefix": ctx.run_id})
         io = ctx.io_factory(pool, ns)
@@ -45,7 +63,13 @@ class RadosLatency(Benchmark):
 
     def _probe(self, ctx: Context, io: RadosIO, pool_id: int, pg_num: int, ns: str) -> List[Measurement]:
         up = [o.id for o in ctx.osds if o.up]
-        names = names_per_primary(up, ctx.adapter.pg_primaries(pool_id), pg_num, ns, ctx.run_id)
+        primaries = ctx.adapter.pg_primaries(pool_id)
+        if not primaries:
+            raise BenchError(
+                "the mgr holds no PG stats of scratch pool {} yet (just created, or this mgr became active "
+                "moments ago): the next probe will have them".format(ctx.options["scratch_pool"])
+            )
+        names = names_per_primary(up, primaries, pg_num, ns, ctx.run_id)
         data = os.urandom(BLOCK)
         results: List[Measurement] = []
         lock = threading.Lock()
@@ -90,7 +114,7 @@ class RadosLatency(Benchmark):
                     ctx.unsettled = True
             ctx.progress(min(1.0, (start + workers) / max(1, len(todo))), "rados probe")
         if not todo:
-            raise BenchError("no OSD is primary of a scratch PG yet (a new scratch pool is still creating its PGs)")
+            raise BenchError("no up OSD is the acting primary of a scratch PG (PGs peering or remapped?)")
         if errors and not results:
             raise BenchError("; ".join(errors))
         for error in errors:
@@ -104,7 +128,12 @@ class RadosLatency(Benchmark):
         def write(i: int, cb: Any) -> Any:
             return io.ioctx.aio_write_full("{}.{}".format(ctx.run_id, i), data, oncomplete=cb)
 
-        w = run_at_queue_depth(ctx, seconds, depth, write, "rados writes", 0.0)
+        pool = scratch_location(ctx.options)[0]
+        budget = rados_max_objects(ctx.capacity_view(), pool)  # new objects: stop writing at the budget
+        recheck = ctx.space_recheck(lambda v: pool_osds(v, pool))
+        w = run_at_queue_depth(ctx, seconds, depth, write, "rados writes", 0.0, max_ops=budget, recheck=recheck)
+        if w.limited:
+            ctx.log.info("%s: write phase ended at the free-space budget, %d objects written", ctx.run_id, w.submitted)
         out = [
             Measurement(self.name, "write_iops_4k", None, w.ops_per_second, "iops"),
             Measurement(self.name, "write_latency_mean", None, w.mean_latency, "seconds"),
@@ -119,5 +148,11 @@ class RadosLatency(Benchmark):
             out.append(Measurement(self.name, "read_latency_mean", None, r.mean_latency, "seconds"))
         return out
 
-    def cleanup(self, adapter: Any, io_factory: Any, scratch: Dict[str, Any], log: Any) -> None:
+    def cleanup(
+        self, adapter: Any, io_factory: Any, scratch: Dict[str, Any], log: Any, options: Dict[str, Any]
+    ) -> None:
         cleanup_prefixed(io_factory, scratch, log)
+
+    def recovered_entries(self, run_id: str, options: Dict[str, Any], adapter: Any) -> List[Dict[str, Any]]:
+        pool, ns = scratch_location(options)
+        return [{"pool": pool, "namespace": ns, "prefix": run_id}]

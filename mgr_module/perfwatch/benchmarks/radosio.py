@@ -8,7 +8,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from .base import BenchError
 
-REMOVE_DEPTH = 16  # removals in flight when scratch is cleaned up
+REMOVE_DEPTH = 64  # removals in flight when scratch is cleaned up (of our own objects, in our own pool)
 
 
 class OpTimeout(BenchError):
@@ -49,9 +49,10 @@ class _Waiter:
 
 
 class RadosIO:
-    def __init__(self, ioctx: Any, timeout: float) -> None:
+    def __init__(self, ioctx: Any, timeout: float, stopping: Optional[threading.Event] = None) -> None:
         self.ioctx = ioctx
         self.timeout = timeout
+        self.stopping = stopping  # set when the module shuts down: long removals stop between ops
 
     def _wait(
         self,
@@ -104,6 +105,8 @@ class RadosIO:
             return done
 
         for name in names:
+            if self.stopping is not None and self.stopping.is_set():
+                break  # the in-flight ones are still awaited below; the rest waits for the next mgr
             if not slots.acquire(timeout=self.timeout):
                 raise OpTimeout("remove: no removal answered in {:.1f} s".format(self.timeout))
             self.ioctx.aio_remove(name, oncomplete=on_done(name))  # the ioctx tracks its completions
@@ -112,6 +115,8 @@ class RadosIO:
                 raise OpTimeout("remove: removals still in flight after {:.1f} s".format(self.timeout))
         if errors:
             raise BenchError("remove {}: error {} ({} failed)".format(errors[0][0], errors[0][1], len(errors)))
+        if self.stopping is not None and self.stopping.is_set():
+            raise BenchError("removal stopped: the module is shutting down")
 
     def write_op(self, obj: str, build: Callable[[Any], None], what: str, timeout: Optional[float] = None) -> float:
         import rados

@@ -330,6 +330,23 @@ def clean_scratch(data: Any) -> Cleaned:
     return _ok(out, dropped, recovered)
 
 
+def clean_running(data: Any) -> Cleaned:
+    """bench/running: run id -> the record of a run in progress, with what it had measured so far.
+    What a new active mgr finds here was interrupted (the mgr running it died or failed over)."""
+    found, dropped = _mapping(data, "the runs in progress")
+    if found is None:
+        return _unusable(dropped[0])
+    out: Dict[str, Any] = {}
+    for run_id, raw in found.items():
+        cleaned = clean_run(raw)
+        dropped.extend(cleaned.dropped)
+        if cleaned.value is not None and cleaned.value["run_id"] == run_id:
+            out[run_id] = cleaned.value
+        else:
+            dropped.append("run in progress {!r}: not a run record".format(run_id))
+    return _ok(out, _bounded(out, dropped))
+
+
 def clean_recovered(data: Any) -> Cleaned:
     """bench/recovered_scratch: run id -> kind ("" when unknown), of runs named by broken scratch records."""
     found, dropped = _mapping(data, "recovered run ids")

@@ -7,23 +7,27 @@ import urllib.parse
 from typing import Any, Dict, List
 
 from .base import BenchError, Benchmark, Context, ParamSpec
+from .capacity import CapacityView, check_nearfull, pool_osds
 from .results import Measurement
 from .s3 import S3Client, listed_keys
 from .scratch import cleanup_prefixed
 
 INDEX_SUFFIX = "buckets.index"
-NAMESPACE = "perfwatch"
 SHARD_PREFIX = ".dir."
 
 
 class RgwIndex(Benchmark):
     name = "rgw"
     heavy = False
+    writes = True
     description = "bucket-index (omap) latency: a probe object's omap ops, and listing of real index shards"
     params = (
         ParamSpec("keys", 16, 1, 1000, "omap keys written, read and removed on the probe object"),
         ParamSpec("shards", 4, 0, 64, "real index shards to list (read-only, 100 keys each)"),
     )
+
+    def scope(self, params: Dict[str, int], osds: List[int]) -> str:
+        return "the bucket index"
 
     def run(self, ctx: Context) -> List[Measurement]:
         pools = ctx.adapter.pool_names_ending(INDEX_SUFFIX)
@@ -33,44 +37,53 @@ class RgwIndex(Benchmark):
                 "no bucket-index pool (*.{}): RGW has no bucket yet, and no S3 endpoint is configured "
                 "(mgr/perfwatch/rgw_s3_endpoint)".format(INDEX_SUFFIX)
             )
+        ctx.check_capacity(self)  # a few KiB, but never into an OSD past the nearfull margin
         out: List[Measurement] = []
         for pool in pools:
             ctx.check()
-            ctx.register_scratch({"pool": pool, "namespace": NAMESPACE, "prefix": ctx.run_id})
+            ctx.register_scratch(
+                {"pool": pool, "namespace": str(ctx.options["scratch_namespace"]), "prefix": ctx.run_id}
+            )
             out.extend(self._probe(ctx, pool))
         if s3_configured:
             ctx.check()
             out.extend(self._s3(ctx))
         return out
 
+    def check_capacity(
+        self, plan: List[Any], requested: Any, params: Dict[str, int], options: Dict[str, Any], view: CapacityView
+    ) -> None:
+        osds = [o for name in view.pools if name.endswith(INDEX_SUFFIX) for o in pool_osds(view, name)]
+        if options.get("rgw_s3_endpoint"):
+            osds = sorted(view.osds)  # the S3 object lands in a data pool of RGW's choosing
+        check_nearfull(view, osds, params["keys"] * 128 + 4096, "rgw probe")
+
     def _s3(self, ctx: Context) -> List[Measurement]:
-        """PUT, LIST and DELETE of a 4 KiB object named with the run id. Probe objects of other run ids that
-        the LIST finds (left by a mgr that died mid-probe) are deleted too."""
+        """PUT, LIST and DELETE of one 4 KiB object named with the run id, in a bucket perfwatch owns.
+        The object is registered as scratch before it is written; nothing else is ever deleted."""
         opts = ctx.options
         if not opts.get("rgw_s3_access_key") or not opts.get("rgw_s3_secret_key"):
             raise BenchError("rgw_s3_endpoint is set but rgw_s3_access_key or rgw_s3_secret_key is not")
-        client = S3Client(opts["rgw_s3_endpoint"], opts["rgw_s3_access_key"], opts["rgw_s3_secret_key"],
-                          opts["rgw_s3_region"], ctx.step_timeout(float(opts["request_timeout"])))  # fmt: skip
-        bucket = "/" + urllib.parse.quote(str(opts["rgw_s3_bucket"]))
-        client.request("PUT", bucket, ok=(200, 409))  # exists already: fine
-        key = "{}/{}".format(bucket, urllib.parse.quote(ctx.run_id))
-        _status, put, _ = client.request("PUT", key, body=os.urandom(4096))
+        client = _client(opts, ctx.step_timeout(float(opts["request_timeout"])))
+        bucket_name = str(opts["rgw_s3_bucket"])
+        bucket = "/" + urllib.parse.quote(bucket_name)
+        claim_bucket(client, bucket_name)
+        key = s3_key(ctx.run_id)
+        path = "{}/{}".format(bucket, urllib.parse.quote(key))
+        ctx.register_scratch({"s3_bucket": bucket_name, "s3_key": key})
+        _status, put, _ = client.request("PUT", path, body=os.urandom(4096))
         try:
-            _status, listed, body = client.request("GET", bucket, query="list-type=2&prefix=" + self.name + "-")
-            for leftover in listed_keys(body)[:20]:  # a few per probe; the next probe takes the rest
-                ctx.check()
-                if leftover != ctx.run_id:  # a probe object of a mgr that died mid-probe
-                    client.request("DELETE", "{}/{}".format(bucket, urllib.parse.quote(leftover)), ok=(200, 204, 404))
-                    ctx.log.info("removed leftover S3 probe object %s", leftover)
+            query = "list-type=2&prefix=" + urllib.parse.quote(key, safe="")
+            _status, listed, _body = client.request("GET", bucket, query=query)
         finally:
-            client.request("DELETE", key, ok=(200, 204, 404))
+            client.request("DELETE", path, ok=(200, 204, 404))
         return [
             Measurement(self.name, "s3_put_latency", None, put, "seconds"),
             Measurement(self.name, "s3_list_latency", None, listed, "seconds"),
         ]
 
     def _probe(self, ctx: Context, pool: str) -> List[Measurement]:
-        io = ctx.io_factory(pool, NAMESPACE)
+        io = ctx.io_factory(pool, str(ctx.options["scratch_namespace"]))
         obj = "{}.probe".format(ctx.run_id)
         keys = {"k{:05d}".format(i): b"v" * 64 for i in range(ctx.params["keys"])}
         timings: Dict[str, float] = {}
@@ -94,5 +107,90 @@ class RgwIndex(Benchmark):
                 out.append(Measurement(self.name, "index_list_latency", None, statistics.mean(lats), "seconds"))
         return out
 
-    def cleanup(self, adapter: Any, io_factory: Any, scratch: Dict[str, Any], log: Any) -> None:
-        cleanup_prefixed(io_factory, scratch, log)
+    def cleanup(
+        self, adapter: Any, io_factory: Any, scratch: Dict[str, Any], log: Any, options: Dict[str, Any]
+    ) -> None:
+        if "s3_key" in scratch:
+            self._cleanup_s3(scratch, log, options)
+        else:
+            cleanup_prefixed(io_factory, scratch, log)
+
+    def _cleanup_s3(self, scratch: Dict[str, Any], log: Any, opts: Dict[str, Any]) -> None:
+        """Delete the one S3 object the entry names (a probe's, registered before it was written)."""
+        if not opts.get("rgw_s3_endpoint") or not opts.get("rgw_s3_secret_key"):
+            raise BenchError(
+                "S3 probe object {} awaits cleanup, but no S3 endpoint or key is set".format(scratch["s3_key"])
+            )
+        client = _client(opts, float(opts["request_timeout"]))
+        path = "/{}/{}".format(urllib.parse.quote(scratch["s3_bucket"]), urllib.parse.quote(scratch["s3_key"]))
+        client.request("DELETE", path, ok=(200, 204, 404))
+        log.info("removed S3 probe object %s/%s", scratch["s3_bucket"], scratch["s3_key"])
+
+    def recovered_entries(self, run_id: str, options: Dict[str, Any], adapter: Any) -> List[Dict[str, Any]]:
+        ns = str(options["scratch_namespace"])
+        out = [{"pool": pool, "namespace": ns, "prefix": run_id} for pool in adapter.pool_names_ending(INDEX_SUFFIX)]
+        if options.get("rgw_s3_endpoint"):
+            out.append({"s3_bucket": str(options["rgw_s3_bucket"]), "s3_key": s3_key(run_id)})
+        return out
+
+
+S3_KEY_PREFIX = "perfwatch-probe."
+OWNER_TAG = ("perfwatch", "probe-bucket")  # the tag perfwatch puts on a bucket it created or adopted empty
+
+
+def s3_key(run_id: str) -> str:
+    return S3_KEY_PREFIX + run_id
+
+
+def _client(opts: Dict[str, Any], timeout: float) -> S3Client:
+    return S3Client(opts["rgw_s3_endpoint"], opts["rgw_s3_access_key"], opts["rgw_s3_secret_key"],
+                    opts["rgw_s3_region"], timeout)  # fmt: skip
+
+
+def tagging_xml() -> bytes:
+    key, value = OWNER_TAG
+    return (
+        '<Tagging xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><TagSet><Tag><Key>{}</Key><Value>{}</Value>'
+        "</Tag></TagSet></Tagging>".format(key, value)
+    ).encode("utf-8")
+
+
+def has_owner_tag(body: bytes) -> bool:
+    import xml.etree.ElementTree as ET
+
+    tags = {}
+    for tag in ET.fromstring(body).iter():
+        if tag.tag.endswith("Tag"):
+            key = next((c.text for c in tag if c.tag.endswith("Key")), None)
+            value = next((c.text for c in tag if c.tag.endswith("Value")), None)
+            tags[key] = value
+    return tags.get(OWNER_TAG[0]) == OWNER_TAG[1]
+
+
+def claim_bucket(client: S3Client, name: str) -> None:
+    """Make sure the probe bucket is perfwatch's: tagged as ours (we created it, or adopted it empty),
+    or missing (then created and tagged), or empty and untagged (then tagged). A bucket holding anything,
+    or carrying tags of its own, is refused, and nothing in it is touched. (Creating a bucket one already
+    owns answers 200, as S3 does in us-east-1: the PUT's status cannot tell "created" from "was there".)"""
+    bucket = "/" + urllib.parse.quote(name)
+    tag_status, _t, tags = client.request("GET", bucket, query="tagging", ok=(200, 404))
+    if tag_status == 200 and tags and has_owner_tag(tags):
+        return
+    list_status, _t, listing = client.request("GET", bucket, query="list-type=2&max-keys=3", ok=(200, 404))
+    if list_status == 404:  # no such bucket: ours to create
+        client.request("PUT", bucket)
+    else:
+        found = listed_keys(listing)
+        if found:
+            raise BenchError(
+                "S3 bucket {!r} holds objects perfwatch did not write (e.g. {}): perfwatch probes only a bucket "
+                "it created or an empty one; set mgr/perfwatch/rgw_s3_bucket to a new bucket name".format(
+                    name, ", ".join(repr(k) for k in found[:3])
+                )
+            )
+        if tag_status == 200:
+            raise BenchError(
+                "S3 bucket {!r} carries tags that are not perfwatch's: perfwatch probes only a bucket it created "
+                "or an empty, untagged one; set mgr/perfwatch/rgw_s3_bucket to a new bucket name".format(name)
+            )
+    client.request("PUT", bucket, body=tagging_xml(), query="tagging", content_type="application/xml")

@@ -12,9 +12,10 @@ import threading
 import time
 from typing import Any, Callable, Dict, List, Optional
 
-from . import guard, schedule
+from . import guard, schedule, scratch
 from .base import BenchError, Benchmark, Cancelled, Context
 from .baseline import judge
+from .capacity import CapacityUnknown
 from .net_ping import NetPing
 from .osd_bench import OsdBench
 from .planning import OsdInfo
@@ -24,6 +25,8 @@ from .rbd_io import RbdIO
 from .results import Measurement
 from .rgw_index import RgwIndex
 from .store import BenchStore
+
+RUNNING_SAVE_SECONDS = 5.0  # a run in progress is saved (with its results so far) at most this often
 
 KINDS: Dict[str, Benchmark] = {k.name: k for k in (OsdBench(), RadosLatency(), RbdIO(), RgwIndex(), NetPing())}
 LIGHT_INTERVAL_OPTION = {"rados": "rados_probe_interval", "rgw": "rgw_probe_interval", "net": "net_probe_interval"}
@@ -60,6 +63,8 @@ class Run:
         self.started_at = time.time()
         self.ended_at: Optional[float] = None
         self.measurements: List[Measurement] = []
+        self.scope = ""  # what it covers, in words: "3 OSDs", "the bucket index"
+        self.requested: Dict[str, Optional[int]] = {}  # the parameters as asked (None: not given)
         self.cancel = threading.Event()
         self.thread: Optional[threading.Thread] = None
 
@@ -71,6 +76,7 @@ class Run:
             "trigger": self.trigger,
             "params": self.params,
             "osds": self.osds,
+            "scope": self.scope,
             "state": self.state,
             "message": self.message,
             "progress": round(self.progress, 3),
@@ -94,7 +100,8 @@ class Runner:
         on_finished: Callable[[Run], None],
     ) -> None:
         self.adapter = adapter
-        self.io_factory = io_factory
+        self.stopping = threading.Event()  # the module is shutting down: long cleanups stop between ops
+        self.io_factory = self._stoppable(io_factory)
         self.store = store
         self.options = options
         self.log = log
@@ -105,6 +112,32 @@ class Runner:
         self._cleaner: Optional[threading.Thread] = None
         self.runs: Dict[str, Run] = {}  # running, and the last few finished
         self.outcomes: Dict[str, int] = {}  # "kind/state" -> count, for metrics
+        self._record_interrupted()
+
+    def _stoppable(self, io_factory: Callable[[str, str], Any]) -> Callable[[str, str], Any]:
+        def make(pool: str, namespace: str) -> Any:
+            io = io_factory(pool, namespace)
+            if hasattr(io, "stopping"):
+                io.stopping = self.stopping
+            return io
+
+        return make
+
+    def _record_interrupted(self) -> None:
+        """Runs a previous mgr left in progress (it died, or failed over mid-run) go into the history as
+        interrupted, with what they had measured; their scratch is cleaned by the orphan cleanup."""
+        for record in self.store.take_interrupted():
+            record = dict(record)
+            record["state"] = "interrupted"
+            record["message"] = "interrupted: the mgr running it stopped (failover or restart) before it ended"
+            record["ended_at"] = record.get("updated_at") or record.get("started_at")
+            key = "{}/interrupted".format(record["kind"])
+            self.outcomes[key] = self.outcomes.get(key, 0) + 1
+            self.store.add_run(record)
+            self.log.warning(
+                "benchmark %s was interrupted by a mgr failover or restart; %d result(s) it had measured kept",
+                record["run_id"], len(record.get("results", [])),
+            )  # fmt: skip
 
     # ----- starting -----------------------------------------------------------------------------
 
@@ -117,6 +150,10 @@ class Runner:
             raise ValueError("unknown kind {!r}; kinds: {}".format(kind_name, ", ".join(sorted(KINDS))))
         clean = kind.validate(params)
         heavy = is_heavy(kind, clean)
+        if kind.scratch_pool:
+            problem = scratch.pool_problem(self.adapter, self.options())
+            if problem:
+                raise ValueError(problem)
         infos = self.adapter.osd_infos()
         known = {o.id for o in infos}
         if osds:
@@ -128,6 +165,13 @@ class Runner:
                     )
                 )
         plan = [o for o in infos if not osds or o.id in osds]
+        # Free space: what the run would write must fit every OSD and pool it touches (ValueError: EINVAL;
+        # figures not there yet, as just after a failover: EBUSY, try again).
+        if type(kind).check_capacity is not Benchmark.check_capacity:  # only kinds that write read the figures
+            try:
+                kind.check_capacity(plan, params, clean, self.options(), self.adapter.capacity_view())
+            except CapacityUnknown as exc:
+                raise Refused(str(exc)) from exc
         with self._lock:
             busy = [
                 r for r in self.runs.values() if r.state == "running" and (r.kind == kind_name or (heavy and r.heavy))
@@ -144,8 +188,11 @@ class Runner:
                 if reasons:
                     raise Refused("heavy {} round refused: {}".format(kind_name, "; ".join(reasons)))
             run = Run(new_run_id(kind_name, time.time()), kind_name, heavy, clean, [o.id for o in plan], trigger)
+            run.scope = kind.scope(clean, run.osds)
+            run.requested = dict(params)
             self.runs[run.run_id] = run
             self._forget_old()
+        self.store.save_running(run.to_dict())
         run.thread = threading.Thread(target=self._execute, args=(run, kind, plan), name="perfwatch-" + run.run_id)
         run.thread.daemon = True
         run.thread.start()
@@ -160,18 +207,24 @@ class Runner:
 
     def _context(self, run: Run, plan: List[OsdInfo], opts: Dict[str, Any]) -> Context:
         ev_id = "perfwatch-" + run.run_id
-        last = [0.0]
+        sent = {"at": 0.0, "saved": time.monotonic()}
+        shown = [""]
 
         def progress(fraction: float, message: str) -> None:
             run.progress = max(run.progress, min(1.0, fraction))
-            if run.heavy and time.monotonic() - last[0] >= 1.0:
-                last[0] = time.monotonic()
+            now = time.monotonic()
+            # A new step (other OSDs) is shown at once; the same step's fraction at most once a second.
+            if run.heavy and (message != shown[0] or now - sent["at"] >= 1.0):
+                sent["at"], shown[0] = now, message
                 self.progress.update(ev_id, "perfwatch {} bench: {}".format(run.kind, message), run.progress)
+            if now - sent["saved"] >= RUNNING_SAVE_SECONDS:
+                sent["saved"] = now
+                self._save_running(run, ctx)
 
         def register(entry: Dict[str, Any]) -> None:
             self.store.add_scratch(run.run_id, run.kind, entry)
 
-        return Context(
+        ctx = Context(
             run_id=run.run_id,
             adapter=self.adapter,
             io_factory=self.io_factory,
@@ -185,7 +238,19 @@ class Runner:
             log=self.log,
             register_scratch=register,
             osd_latency_guard=self._latency_guard([o.id for o in plan], float(opts["abort_client_latency_ms"]) / 1000),
+            requested=run.requested,
         )
+        return ctx
+
+    def _save_running(self, run: Run, ctx: Context) -> None:
+        """The run in progress, with what it has measured so far, for the history if its mgr dies."""
+        record = run.to_dict()
+        record["results"] = [m.to_dict() for m in list(ctx.measured)]
+        record["updated_at"] = round(time.time(), 3)
+        try:
+            self.store.save_running(record)
+        except Exception as exc:  # bookkeeping never stops a run
+            self.log.debug("saving %s in progress failed: %s", run.run_id, exc)
 
     def _latency_guard(self, osds: List[int], threshold: float) -> Callable[[List[int]], Optional[str]]:
         """Compares each OSD's client op latency now with the previous reading (the first at run start)."""
@@ -249,6 +314,7 @@ class Runner:
                 record = run.to_dict()
                 record["state"] = state
                 self.store.add_run(record)
+                self.store.drop_running(run.run_id)
             if run.heavy:
                 if state == "done":
                     self.progress.complete(ev_id)
@@ -292,6 +358,11 @@ class Runner:
 
     # ----- stopping and cleaning ----------------------------------------------------------------
 
+    def shutdown(self) -> List[str]:
+        """The module stops: cancel every run, and stop long cleanups between operations."""
+        self.stopping.set()
+        return self.cancel()
+
     def cancel(self, run_id: Optional[str] = None) -> List[str]:
         with self._lock:
             running = [r for r in self.runs.values() if r.state == "running"]
@@ -317,12 +388,19 @@ class Runner:
         item = self.store.scratch.get(run_id)
         if item is None:
             return True
-        kind = KINDS.get(item.get("kind", ""))
+        opts = self.options()
         ok = True
         for entry in item.get("entries", []):
+            # An entry may name its own kind (a recovered run of unknown kind has entries of several).
+            kind = KINDS.get(entry.get("kind") or item.get("kind", ""))
+            if kind is None:
+                ok = False  # written by a newer perfwatch? Kept, never dropped unseen.
+                self.log.warning(
+                    "scratch of %s: no kind %r here to clean %s with; kept", run_id, item.get("kind"), entry
+                )
+                continue
             try:
-                if kind is not None:
-                    kind.cleanup(self.adapter, self.io_factory, entry, self.log)
+                kind.cleanup(self.adapter, self.io_factory, entry, self.log, opts)
             except Exception as exc:
                 ok = False
                 self.log.warning("cleanup of %s %s failed, will retry: %s", run_id, entry, exc)
@@ -330,11 +408,26 @@ class Runner:
             self.store.drop_scratch(run_id)
         return ok
 
+    def _adopt_recovered(self) -> None:
+        """Run ids that a broken scratch record named: their scratch rebuilt from the naming rules (the
+        run id is the prefix of all a run writes), into the registry, where the cleanup finds it."""
+        opts = self.options()
+        for run_id, kind_name in sorted(self.store.recovered_scratch.items()):
+            kinds = [KINDS[kind_name]] if kind_name in KINDS else [k for k in KINDS.values() if k.writes]
+            entries = []
+            for kind in kinds:
+                entries += [dict(e, kind=kind.name) for e in kind.recovered_entries(run_id, opts, self.adapter)]
+            if entries:
+                self.store.adopt_recovered(run_id, kind_name or kinds[0].name, entries)
+            else:
+                self.store.forget_recovered(run_id)
+
     def cleanup_orphans(self) -> List[str]:
         """Scratch of runs that are not running here (a previous mgr's, or a failed or unsettled cleanup):
         remove it. Whether a run is live is decided per run id at that moment, so a run started
         meanwhile never loses its objects."""
         cleaned = []
+        self._adopt_recovered()
         for run_id in list(self.store.scratch):
             with self._lock:
                 live = run_id in self.runs and self.runs[run_id].state == "running"

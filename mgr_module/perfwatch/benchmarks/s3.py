@@ -147,14 +147,20 @@ class S3Client:
         return _PinnedHTTPConnection(self._host, self._port, self._address, self.timeout)
 
     def request(
-        self, method: str, path: str, body: bytes = b"", query: str = "", ok: Tuple[int, ...] = (200, 204)
+        self,
+        method: str,
+        path: str,
+        body: bytes = b"",
+        query: str = "",
+        ok: Tuple[int, ...] = (200, 204),
+        content_type: str = "application/octet-stream",
     ) -> Tuple[int, float, bytes]:
         """(HTTP status, seconds, body). Raises BenchError with the status and S3 error code, never a secret."""
         url = self.endpoint + path + ("?" + query if query else "")
         payload = hashlib.sha256(body).hexdigest() if body else EMPTY_SHA256
         # Content-Type is sent, and signed, on every PUT: RGW (Tentacle) refuses a PUT whose unsigned
         # Content-Type differs from what it expects.
-        headers = {"Content-Type": "application/octet-stream"} if method == "PUT" else {}
+        headers = {"Content-Type": content_type} if method == "PUT" else {}
         headers = sign(method, url, headers, payload, self._access_key, self._secret_key, self.region,
                        datetime.datetime.now(datetime.timezone.utc))  # fmt: skip
         target = self._prefix + path + ("?" + query if query else "")

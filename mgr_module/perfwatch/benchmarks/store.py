@@ -63,6 +63,9 @@ class BenchStore:
             self.recovered_scratch.update(self._found)
             records.bound(self.recovered_scratch)
             self._save("recovered_scratch", self.recovered_scratch)
+        # Runs in progress (run id -> record with the results so far): what a mgr that dies leaves here
+        # is recorded as interrupted by the next one (take_interrupted).
+        self._running: Dict[str, Dict[str, Any]] = self._load("running", records.clean_running, dict)
         self._history: Dict[str, List[Dict[str, Any]]] = {}
 
     # ----- reading ------------------------------------------------------------------------------
@@ -253,6 +256,28 @@ class BenchStore:
             dropped = self.scratch.pop(run_id, None) is not None
         if dropped:
             self._save("scratch", self.scratch)
+
+    def take_interrupted(self) -> List[Dict[str, Any]]:
+        """The runs a previous mgr left in progress, removed from the running record: call once, at start."""
+        with self._lock:
+            found = sorted(self._running.values(), key=lambda r: r.get("started_at", 0))
+            self._running = {}
+        if found:
+            self._save("running", self._running)
+        return found
+
+    def save_running(self, record: Dict[str, Any]) -> None:
+        """Record (or update) a run in progress with what it has measured so far."""
+        with self._lock:
+            self._running[record["run_id"]] = record
+            self._bound("runs in progress", self._running)
+        self._save("running", self._running)
+
+    def drop_running(self, run_id: str) -> None:
+        with self._lock:
+            dropped = self._running.pop(run_id, None) is not None
+        if dropped:
+            self._save("running", self._running)
 
     def adopt_recovered(self, run_id: str, kind: str, entries: List[Dict[str, Any]]) -> None:
         """A recovered run id's scratch, rebuilt by its kind (pool, namespace, prefix = run id), moves

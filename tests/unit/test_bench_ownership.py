@@ -1,0 +1,164 @@
+"""Own only what it created: the scratch pool must be perfwatch's, the S3 probe bucket must be one it
+created or an empty one, and removal goes on until the scratch is gone. Pure logic with fakes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from perfwatch.benchmarks import rgw_index, scratch
+from perfwatch.benchmarks.base import BenchError
+
+OPTS = {
+    "scratch_pool": "perfwatch",
+    "scratch_namespace": "perfwatch",
+    "scratch_pool_create": True,
+    "scratch_pool_pg_num": 32,
+}
+
+
+class Pools:
+    def __init__(self, apps: dict[str, dict[str, Any]]) -> None:
+        self.apps = apps
+        self.created: list[str] = []
+
+    def pool_applications(self, name: str) -> dict[str, Any] | None:
+        return self.apps.get(name)
+
+    def pool(self, name: str) -> tuple[int, int] | None:
+        return (1, 32) if name in self.apps else None
+
+    def create_pool(self, name: str, pg_num: int, application: str) -> None:
+        self.created.append(name)
+        self.apps[name] = {application: {}}
+
+
+@pytest.mark.parametrize(
+    ("apps", "problem"),
+    [
+        ({"perfwatch": {}}, None),
+        ({"perfwatch": {}, "rbd": {}}, None),  # librbd tags the pools it makes images in
+        ({"rgw": {}}, "is not perfwatch's: it belongs to application rgw (no 'perfwatch' application tag)"),
+        ({}, "it has no application tag"),
+        ({"perfwatch": {}, "cephfs": {"data": "x"}}, "is also used by cephfs"),
+    ],
+)
+def test_only_a_pool_tagged_perfwatch_and_used_by_nothing_else_is_ours(apps: dict, problem: str | None) -> None:
+    found = scratch.ownership_problem(".rgw.root", apps)
+    assert (found is None) if problem is None else (problem in (found or "")), found
+
+
+def test_a_missing_pool_is_created_and_tagged_and_an_existing_foreign_one_refused_unchanged() -> None:
+    pools = Pools({".rgw.root": {"rgw": {}}})
+    assert scratch.ensure_pool(pools, OPTS) == (1, 32)
+    assert pools.created == ["perfwatch"] and pools.apps["perfwatch"] == {"perfwatch": {}}
+    with pytest.raises(BenchError, match=r"scratch pool '\.rgw\.root' is not perfwatch's"):
+        scratch.ensure_pool(pools, dict(OPTS, scratch_pool=".rgw.root"))
+    assert pools.created == ["perfwatch"]
+
+
+def test_a_missing_pool_with_creation_off_is_refused_saying_how_to_make_one() -> None:
+    problem = scratch.pool_problem(Pools({}), dict(OPTS, scratch_pool_create=False))
+    assert problem and "ceph osd pool application enable perfwatch perfwatch" in problem
+
+
+class Io:
+    def __init__(self, names: list[str], per_list: int) -> None:
+        self.names = names
+        self.per_list = per_list
+        self.lists = 0
+
+    def list_objects(self, prefix: str, limit: int) -> list[str]:
+        self.lists += 1
+        return [n for n in self.names if n.startswith(prefix)][: min(limit, self.per_list)]
+
+    def remove_many(self, names: list[str]) -> None:
+        self.names = [n for n in self.names if n not in set(names)]
+
+
+class Log:
+    def __getattr__(self, name: str) -> Any:
+        return lambda *a, **k: None
+
+
+def test_removal_goes_on_batch_after_batch_until_no_object_of_the_prefix_is_left() -> None:
+    io = Io([f"rados-1.{i}" for i in range(25)] + ["rados-2.0", "user-object"], per_list=10)
+    assert scratch.remove_objects_with_prefix(io, "rados-1.", Log()) == 25
+    assert io.names == ["rados-2.0", "user-object"] and io.lists == 4
+
+
+def test_removal_past_its_time_budget_keeps_the_entry_for_the_next_pass() -> None:
+    io = Io([f"rados-1.{i}" for i in range(25)], per_list=10)
+    ticks = iter(range(0, 1000, 200))
+    with pytest.raises(BenchError, match="remain after 300 s"):
+        scratch.remove_objects_with_prefix(io, "rados-1.", Log(), budget=300, clock=lambda: float(next(ticks)))
+    assert len(io.names) == 5
+
+
+class FakeS3:
+    """A bucket as the probe sees it through S3 (RGW's answers: creating a bucket one owns is a 200)."""
+
+    def __init__(self, exists: bool, objects: list[str], tags: bytes | None = None) -> None:
+        self.exists, self.objects, self.tags = exists, list(objects), tags
+        self.calls: list[tuple[str, str, str]] = []
+
+    @property
+    def tagged(self) -> bool:
+        return self.tags is not None and rgw_index.has_owner_tag(self.tags)
+
+    def request(self, method: str, path: str, body: bytes = b"", query: str = "", ok: tuple = (200, 204),
+                content_type: str = "") -> tuple[int, float, bytes]:  # fmt: skip
+        self.calls.append((method, path, query))
+        if method == "PUT" and not query:
+            self.exists = True
+            return 200, 0.0, b""
+        if not self.exists:
+            assert 404 in ok, "a missing bucket must be expected"
+            return 404, 0.0, b"<Error><Code>NoSuchBucket</Code></Error>"
+        if method == "PUT" and query == "tagging":
+            self.tags = body
+            return 200, 0.0, b""
+        if method == "GET" and query == "tagging":
+            return (200, 0.0, self.tags) if self.tags is not None else (404, 0.0, b"")
+        if method == "GET":
+            keys = "".join(f"<Contents><Key>{k}</Key></Contents>" for k in self.objects[:3])
+            return 200, 0.0, f"<ListBucketResult>{keys}</ListBucketResult>".encode()
+        raise AssertionError(f"the claim must not {method} anything")
+
+
+USER_TAGS = b"<Tagging><TagSet><Tag><Key>team</Key><Value>backup</Value></Tag></TagSet></Tagging>"
+
+
+@pytest.mark.parametrize(
+    ("s3", "why"),
+    [
+        (FakeS3(True, ["rgw-important-backup.tar", "rgw-2024-report.csv", "keepme.txt"]), "holds objects perfwatch"),
+        (FakeS3(True, ["rgw-important-backup.tar"], tags=USER_TAGS), "holds objects perfwatch did not write"),
+        (FakeS3(True, [], tags=USER_TAGS), "carries tags that are not perfwatch's"),
+    ],
+)
+def test_a_bucket_that_is_not_the_probes_is_refused_and_nothing_in_it_touched(s3: FakeS3, why: str) -> None:
+    objects, tags = list(s3.objects), s3.tags
+    with pytest.raises(BenchError, match=why):
+        rgw_index.claim_bucket(s3, "backups")  # type: ignore[arg-type]
+    assert s3.objects == objects and s3.tags == tags
+    assert [c for c in s3.calls if c[0] != "GET"] == [], "only looked"
+
+
+@pytest.mark.parametrize(
+    ("s3", "tagged_now"),
+    [
+        (FakeS3(exists=False, objects=[]), True),  # created by the probe: tagged as ours
+        (FakeS3(exists=True, objects=[]), True),  # an empty, untagged bucket: adopted and tagged
+        (FakeS3(exists=True, objects=["anything"], tags=rgw_index.tagging_xml()), False),  # ours from before
+    ],
+)
+def test_a_bucket_perfwatch_created_or_an_empty_one_is_the_probes(s3: FakeS3, tagged_now: bool) -> None:
+    rgw_index.claim_bucket(s3, "perfwatch-probe")  # type: ignore[arg-type]
+    assert s3.tagged
+    assert (("PUT", "/perfwatch-probe", "tagging") in s3.calls) == tagged_now
+
+
+def test_probe_object_keys_carry_the_run_id() -> None:
+    assert rgw_index.s3_key("rgw-20261123T010203-abcd") == "perfwatch-probe.rgw-20261123T010203-abcd"
