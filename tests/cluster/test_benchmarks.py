@@ -4,10 +4,12 @@ and a throttled OSD raising PERFWATCH_BENCH_REGRESSION."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 
@@ -65,11 +67,21 @@ def scratch_objects(lab: LabHandle, prefix: str) -> list[str]:
     return [o for o in proc.stdout.split() if o.startswith(prefix)]
 
 
-def scratch_images(lab: LabHandle) -> list[str]:
+def scratch_images(lab: LabHandle, namespace: str = SCRATCH_NS) -> list[str]:
     proc = subprocess.run(
-        ["rbd", "-c", str(lab.conf), "-p", SCRATCH_POOL, "ls"], capture_output=True, text=True, check=False, timeout=30
-    )
+        ["rbd", "-c", str(lab.conf), "-p", SCRATCH_POOL, "--namespace", namespace, "ls"],
+        capture_output=True, text=True, check=False, timeout=30,
+    )  # fmt: skip
     return proc.stdout.split()
+
+
+def pool_objects(lab: LabHandle, pool: str) -> list[tuple[str, str]]:
+    """(namespace, name) of every object in a pool."""
+    proc = subprocess.run(
+        ["rados", "-c", str(lab.conf), "-p", pool, "--all", "ls", "--format", "json"],
+        capture_output=True, text=True, check=True, timeout=60,
+    )  # fmt: skip
+    return sorted((o["namespace"], o["name"]) for o in json.loads(proc.stdout or "[]"))
 
 
 def make_bucket(lab: LabHandle) -> None:
@@ -196,24 +208,34 @@ def test_cancel_stops_a_round_within_5_s_and_leaves_no_scratch(bench: LabHandle,
     assert run_id not in bench.ceph("perfwatch", "bench", "status")["scratch_pending_cleanup"]
 
 
-def test_a_new_active_mgr_removes_orphaned_scratch_and_keeps_history(bench: LabHandle) -> None:
+def test_a_new_active_mgr_removes_orphaned_scratch_records_the_run_interrupted_and_keeps_history(
+    bench: LabHandle,
+) -> None:
     wait_until(lambda: not bench.ceph("perfwatch", "bench", "status")["running"], 60, "no run in progress")
     assert finished(bench, start(bench, "--kind", "osd"))["state"] == "done"  # history and baselines to keep
     history_before = bench.ceph("perfwatch", "bench", "history", "--kind", "osd", "--limit", "50")
     baselines_before = json.loads(bench.ceph("config-key", "get", "mgr/perfwatch/bench/baselines", as_json=False))
-    assert history_before and baselines_before
+    assert history_before and baselines_before["data"]
     old = bench.ceph("mgr", "stat")["active_name"]
     run_id = start(bench, "--kind", "rados", "--seconds", "120")
-    wait_until(lambda: len(scratch_objects(bench, run_id)) > 10, 30, "scratch objects written")
+    wait_until(lambda: len(scratch_objects(bench, run_id)) > 1000, 60, "scratch objects written")
+    time.sleep(6)  # a save of the run in progress (every 5 s) after those writes
+    orphans = len(scratch_objects(bench, run_id))
     assert run_lab(bench.dir, "stop", "--kill", f"mgr.{old}").returncode == 0
     try:
         new = next(m for m in bench.lab.config.mgrs if m != old)
         wait_until(lambda: bench.ceph("mgr", "stat")["active_name"] == new, 60, f"mgr.{new} active")
-        wait_until(lambda: scratch_objects(bench, run_id) == [], 60, "orphaned scratch removed by the new mgr")
+        took_over = time.monotonic()
+        wait_until(lambda: scratch_objects(bench, run_id) == [], 120, "orphaned scratch removed by the new mgr", 0.5)
+        removed_in = time.monotonic() - took_over
+        print(f"\n{orphans} orphaned scratch objects gone {removed_in:.1f} s after mgr.{new} took over")
+        [record] = [r for r in bench.ceph("perfwatch", "bench", "history", "--kind", "rados") if r["run_id"] == run_id]
+        assert record["state"] == "interrupted" and "failover" in record["message"], record
+        assert 0 < record["progress"] < 1, record
         assert bench.ceph("perfwatch", "bench", "history", "--kind", "osd", "--limit", "50") == history_before
         after = json.loads(bench.ceph("config-key", "get", "mgr/perfwatch/bench/baselines", as_json=False))
-        assert {k: v for k, v in after.items() if k.startswith("osd/")} == {
-            k: v for k, v in baselines_before.items() if k.startswith("osd/")
+        assert {k: v for k, v in after["data"].items() if k.startswith("osd/")} == {
+            k: v for k, v in baselines_before["data"].items() if k.startswith("osd/")
         }
         assert run_id not in bench.ceph("perfwatch", "bench", "status")["scratch_pending_cleanup"]
     finally:
@@ -309,3 +331,138 @@ def test_rgw_s3_probe_measures_put_and_list_and_never_shows_the_secret(bench: La
         for name in settings:
             bench.ceph("config", "set", "mgr", f"mgr/perfwatch/{name}", "", as_json=False)
             bench.ceph("config", "rm", "mgr", f"mgr/perfwatch/{name}", as_json=False)
+
+
+def osd_free_bytes(lab: LabHandle, osd: int) -> int:
+    return next(n["kb_avail"] * 1024 for n in lab.ceph("osd", "df")["nodes"] if n["id"] == osd)
+
+
+def test_an_osd_bench_beyond_the_osds_free_space_is_einval_and_the_osd_stays_up(bench: LabHandle) -> None:
+    """The lab incident: `--mib-4m 10240` on a 2 GiB OSD was cut only to the OSD's own limit (3,000 MiB),
+    ran it out of space and left it down. Now it is refused at `bench run`, before anything is written."""
+    wait_until(lambda: not bench.ceph("perfwatch", "bench", "status")["running"], 60, "no run in progress")
+    with pytest.raises(CephCommandError) as refused:
+        bench.ceph("perfwatch", "bench", "run", "--kind", "osd", "--osd", "0", "--mib-4m", "10240", as_json=False)
+    stderr = refused.value.stderr
+    assert refused.value.returncode == 22, stderr  # EINVAL
+    found = re.search(r"osd\.0 has (\d+) bytes \(.*\) free of .*; a benchmark may write at most (\d+) bytes", stderr)
+    assert found and "mib_4m asks 10737418240 bytes" in stderr, stderr
+    free, limit = int(found.group(1)), int(found.group(2))
+    assert abs(free - osd_free_bytes(bench, 0)) < 0.05 * free, (free, osd_free_bytes(bench, 0))
+    assert 0 < limit <= 0.05 * free + 1
+    assert not bench.ceph("perfwatch", "bench", "status")["running"]
+    time.sleep(5)  # an OSD that was hit would be marked down within a heartbeat grace or two
+    stat = bench.ceph("osd", "stat")
+    assert stat["num_up_osds"] == stat["num_osds"], stat
+
+
+def test_an_osd_bench_without_a_size_is_cut_to_the_free_space(bench: LabHandle) -> None:
+    wait_until(lambda: not bench.ceph("perfwatch", "bench", "status")["running"], 60, "no run in progress")
+    run = finished(bench, start(bench, "--kind", "osd", "--osd", "0"))
+    assert run["state"] == "done", run
+    stat = bench.ceph("osd", "stat")
+    assert stat["num_up_osds"] == stat["num_osds"], stat
+
+
+def test_an_rbd_image_beyond_the_osds_budget_is_einval(bench: LabHandle) -> None:
+    wait_until(lambda: not bench.ceph("perfwatch", "bench", "status")["running"], 60, "no run in progress")
+    with pytest.raises(CephCommandError) as refused:
+        bench.ceph("perfwatch", "bench", "run", "--kind", "rbd", "--image-mib", "1024", as_json=False)
+    stderr = refused.value.stderr
+    assert refused.value.returncode == 22, stderr
+    assert "rbd round refused: image_mib 1024" in stderr and "replicas" in stderr, stderr
+    assert re.search(r"(osd\.\d+ has \d+ bytes|pool perfwatch can take \d+ bytes)", stderr), stderr
+    assert scratch_images(bench) == []
+
+
+@pytest.fixture
+def scratch_pool_option(bench: LabHandle) -> Iterator[Callable[[str], None]]:
+    key = "mgr/perfwatch/scratch_pool"
+
+    def set_pool(pool: str) -> None:
+        bench.ceph("config", "set", "mgr", key, pool, as_json=False)
+        wait_until(lambda: bench.ceph("perfwatch", "status")["options"]["scratch_pool"] == pool, 30, f"{pool} seen")
+
+    yield set_pool
+    set_pool(SCRATCH_POOL)
+    bench.ceph("config", "rm", "mgr", key, as_json=False)
+
+
+def test_a_scratch_pool_perfwatch_did_not_create_is_refused_and_nothing_is_written_into_it(
+    bench: LabHandle, scratch_pool_option: Callable[[str], None]
+) -> None:
+    """The lab incident: with scratch_pool set to .rgw.root, a rados round wrote 4,268 objects into it and
+    an rbd round left rbd_directory, rbd_info and rbd_trash there for good."""
+    wait_until(lambda: not bench.ceph("perfwatch", "bench", "status")["running"], 60, "no run in progress")
+    before = pool_objects(bench, ".rgw.root")
+    scratch_pool_option(".rgw.root")
+    for args in (("--kind", "rados", "--seconds", "2"), ("--kind", "rbd", "--seconds", "2"), ("--kind", "rados")):
+        with pytest.raises(CephCommandError) as refused:
+            bench.ceph("perfwatch", "bench", "run", *args, as_json=False)
+        assert refused.value.returncode == 22, refused.value.stderr
+        assert "scratch pool '.rgw.root' is not perfwatch's: it belongs to application rgw" in refused.value.stderr
+    assert pool_objects(bench, ".rgw.root") == before
+
+
+def test_an_rbd_round_writes_only_in_the_scratch_namespace_of_perfwatchs_pool(bench: LabHandle) -> None:
+    wait_until(lambda: not bench.ceph("perfwatch", "bench", "status")["running"], 60, "no run in progress")
+    run_id = start(bench, "--kind", "rbd", "--seconds", "2")
+    wait_until(lambda: scratch_images(bench) or finished(bench, run_id, 1), 30, "the image created")
+    during = pool_objects(bench, SCRATCH_POOL)
+    assert finished(bench, run_id)["state"] == "done"
+    image_objects = [(ns, name) for ns, name in during if name.startswith(("rbd_header", "rbd_data", "rbd_id"))]
+    assert image_objects and {ns for ns, _ in image_objects} == {SCRATCH_NS}, image_objects
+    # Pool-level RBD records (the namespace list, the pool's rbd_info) are the only objects outside it.
+    assert {name for ns, name in pool_objects(bench, SCRATCH_POOL) if ns != SCRATCH_NS} <= {"rbd_namespace", "rbd_info"}
+    assert scratch_images(bench) == [] and scratch_images(bench, "") == []
+    assert bench.ceph("osd", "pool", "application", "get", SCRATCH_POOL) == {"perfwatch": {}}
+
+
+def test_the_s3_probe_never_touches_a_users_bucket_and_never_deletes_what_it_did_not_write(bench: LabHandle) -> None:
+    """The lab incident: pointed at a user's bucket, one rgw probe deleted rgw-important-backup.tar and
+    rgw-2024-report.csv ("removed leftover S3 probe object")."""
+    s3 = s3_client(bench)
+    user_objects = ["keepme.txt", "rgw-2024-report.csv", "rgw-important-backup.tar"]
+    s3.create_bucket(Bucket="pwtest-backups")
+    for key in user_objects:
+        s3.put_object(Bucket="pwtest-backups", Key=key, Body=b"precious")
+    key = s3_user(bench)
+    settings = {
+        "rgw_s3_endpoint": bench.lab.rgw_url().rstrip("/"),
+        "rgw_s3_access_key": key["access_key"],
+        "rgw_s3_secret_key": key["secret_key"],
+        "rgw_s3_bucket": "pwtest-backups",
+    }
+    for name, value in settings.items():
+        bench.ceph("config", "set", "mgr", f"mgr/perfwatch/{name}", value, as_json=False)
+    try:
+        wait_until(
+            lambda: bench.ceph("perfwatch", "status")["options"]["rgw_s3_bucket"] == "pwtest-backups", 30, "seen"
+        )
+        wait_until(lambda: not bench.ceph("perfwatch", "bench", "status")["running"], 60, "no run in progress")
+        for _ in range(2):
+            run = finished(bench, start(bench, "--kind", "rgw"))
+            assert run["state"] == "failed" and "holds objects perfwatch did not write" in run["message"], run
+        listed = sorted(o["Key"] for o in s3.list_objects_v2(Bucket="pwtest-backups")["Contents"])
+        assert listed == user_objects
+        assert "TagSet" not in _bucket_tags(s3, "pwtest-backups"), "the user's bucket was tagged"
+        # A bucket of its own: created, tagged, and empty again after the probe.
+        bench.ceph("config", "set", "mgr", "mgr/perfwatch/rgw_s3_bucket", "pwtest-probe", as_json=False)
+        wait_until(lambda: bench.ceph("perfwatch", "status")["options"]["rgw_s3_bucket"] == "pwtest-probe", 30, "seen")
+        assert finished(bench, start(bench, "--kind", "rgw"))["state"] == "done"
+        assert s3.list_objects_v2(Bucket="pwtest-probe").get("KeyCount") == 0
+        assert _bucket_tags(s3, "pwtest-probe")["TagSet"] == [{"Key": "perfwatch", "Value": "probe-bucket"}]
+    finally:
+        for name in settings:
+            bench.ceph("config", "set", "mgr", f"mgr/perfwatch/{name}", "", as_json=False)
+            bench.ceph("config", "rm", "mgr", f"mgr/perfwatch/{name}", as_json=False)
+        for key in user_objects:
+            s3.delete_object(Bucket="pwtest-backups", Key=key)
+        s3.delete_bucket(Bucket="pwtest-backups")
+
+
+def _bucket_tags(s3: Any, bucket: str) -> dict:
+    try:
+        return s3.get_bucket_tagging(Bucket=bucket)
+    except s3.exceptions.ClientError:
+        return {}
