@@ -1,7 +1,6 @@
 import pytest
 
-from perfwatch import httpwire
-from perfwatch.server import Limits, connection_cap, encode
+from perfwatch.server import Limits, connection_cap, encode, httpwire
 from perfwatch.web import Response
 
 

@@ -1,8 +1,11 @@
 """The server over real sockets on 127.0.0.1: idle, slow and non-reading clients never starve scrapes."""
 
+import collections
 import contextlib
+import errno
 import gzip
 import logging
+import selectors
 import socket
 import threading
 import time
@@ -13,6 +16,7 @@ import pytest
 
 from perfwatch import server
 from perfwatch.server import HttpServer, Limits
+from perfwatch.server.connections import Connections
 from perfwatch.web import Response
 
 BIG = b"x" * (32 << 20)  # more than loopback socket buffers hold: a client that never reads stalls its write
@@ -224,3 +228,64 @@ def test_defaults_are_the_documented_bounds() -> None:
     limits = Limits()
     assert (limits.max_connections, limits.head_timeout, limits.head_bytes, limits.workers) == (1024, 10.0, 8192, 4)
     assert server.SERVER_NAME == "ceph-perfwatch"
+
+
+def test_when_the_app_hangs_in_every_worker_waiting_requests_get_503_at_the_queue_timeout() -> None:
+    release = threading.Event()
+
+    def hanging(path: str, accepts_gzip: bool) -> Response:
+        if path == "/hang":
+            release.wait(30)
+        return app(path, accepts_gzip)
+
+    srv = HttpServer(hanging, "127.0.0.1", 0, logging.getLogger("t"), Limits(workers=2, queue_timeout=0.5))
+    srv.start()
+    try:
+        port = srv.bound_port
+        with held(port, 2, b"GET /hang HTTP/1.1\r\n\r\n"):  # both workers stuck in the app
+            time.sleep(0.2)
+            t0 = time.monotonic()
+            get = split(exchange(port, b"GET /metrics HTTP/1.1\r\n\r\n"))
+            head = split(exchange(port, b"HEAD /metrics HTTP/1.1\r\n\r\n"))
+            assert time.monotonic() - t0 < 4
+            assert get[0] == head[0] == "HTTP/1.1 503 Service Unavailable"
+            assert get[2] == b"503 Service Unavailable\n" and head[2] == b""
+            assert srv.stats()["queue_timeouts"] == 2
+            release.set()
+            assert scrape(port) == b"ok /metrics"
+    finally:
+        release.set()
+        srv.stop()
+
+
+class _ResetOnShutdown(socket.socket):
+    """A socket whose peer reset the connection just after the last send succeeded."""
+
+    def shutdown(self, how: int) -> None:
+        raise OSError(errno.ENOTCONN, "Transport endpoint is not connected")
+
+
+def _connections() -> Connections:
+    return Connections(selectors.DefaultSelector(), Limits(), logging.getLogger("t"), collections.Counter())
+
+
+def test_a_response_whose_shutdown_fails_leaves_the_count_of_responses_being_written_right() -> None:
+    conns = _connections()
+    ours, theirs = socket.socketpair()
+    with theirs:
+        sock = _ResetOnShutdown(ours.family, ours.type, fileno=ours.detach())
+        conns.respond(conns.add(sock, "peer"), [b"HTTP/1.1 200 OK\r\n\r\n"])
+        assert len(conns) == 0 and conns.writing == 0
+
+
+def test_an_event_for_a_connection_closed_since_the_select_is_ignored() -> None:
+    conns = _connections()
+    ours, theirs = socket.socketpair()
+    with theirs:
+        conn = conns.add(ours, "peer")
+        conns.respond(conn, [BIG])  # stalls: the peer never reads
+        assert conns.writing == 1
+        conns.close(conn)  # dropped, as by the cap on responses being written, in the same select batch
+        assert conns.on_event(conn) is None  # the writable event that batch held for it
+        conns.close(conn)
+        assert len(conns) == 0 and conns.writing == 0

@@ -1,6 +1,6 @@
 """HTTP/1 on the wire, pure: find and parse a request head, negotiate gzip, format a response head.
 
-No sockets here; server.py does the I/O and calls these.
+No sockets here; the rest of the server does the I/O and calls these.
 """
 
 import email.utils

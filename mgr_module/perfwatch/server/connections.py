@@ -1,0 +1,206 @@
+"""The open client connections, oldest first, and each one's way through its states, without blocking.
+
+head (read the request head within a deadline and a size cap) -> work (a worker owns the request; the
+socket is left alone) -> write (the response, within a deadline) -> linger (write side shut; read and
+discard until the client closes). A head that cannot be served goes from head straight to write.
+"""
+
+import collections
+import contextlib
+import logging
+import selectors
+import socket
+import time
+from typing import Any, Dict, List, Optional
+
+from . import httpwire
+from .limits import Limits
+from .responses import error
+
+# connection states
+HEAD = "head"  # reading the request head (idle or slow clients wait here, in the loop only)
+WORK = "work"  # a worker owns the request; the loop leaves the socket alone
+WRITE = "write"  # the loop writes the response
+LINGER = "linger"  # response sent and write side shut; draining until the client closes
+
+
+class Conn:
+    __slots__ = ("deadline", "head", "out", "peer", "sock", "state")
+
+    def __init__(self, sock: socket.socket, peer: Any, deadline: float) -> None:
+        self.sock = sock
+        self.peer = peer
+        self.state = HEAD
+        self.head = bytearray()
+        self.out: List[memoryview] = []
+        self.deadline = deadline
+
+
+class Connections:
+    """The connections and their sockets in sel: read heads, write responses, enforce deadlines and caps.
+
+    Called from the loop's thread only. Counts what happens in stats (too_large, bad_request,
+    dropped_idle, dropped_writing, head_timeouts, write_timeouts, linger_timeouts).
+    """
+
+    def __init__(self, sel: selectors.BaseSelector, limits: Limits, log: logging.Logger, stats: Dict[str, int]) -> None:
+        self.sel = sel
+        self.limits = limits
+        self.log = log
+        self.stats = stats
+        self._conns: Dict[Conn, None] = collections.OrderedDict()  # oldest first
+        self._writing = 0
+
+    def __len__(self) -> int:
+        return len(self._conns)
+
+    def __contains__(self, conn: object) -> bool:
+        return conn in self._conns
+
+    @property
+    def writing(self) -> int:
+        """How many responses are being written."""
+        return self._writing
+
+    def add(self, sock: socket.socket, peer: Any) -> Conn:
+        """Start reading a request head on a newly accepted socket."""
+        sock.setblocking(False)
+        conn = Conn(sock, peer, time.monotonic() + self.limits.head_timeout)
+        self._conns[conn] = None
+        self.sel.register(sock, selectors.EVENT_READ, conn)
+        return conn
+
+    def drop_oldest_idle(self) -> bool:
+        """Close the oldest connection that is waiting on its client (head or linger); False if none."""
+        for conn in self._conns:
+            if conn.state in (HEAD, LINGER):
+                if conn.state == HEAD:
+                    self.stats["dropped_idle"] += 1
+                self.close(conn)
+                return True
+        return False
+
+    def on_event(self, conn: Conn) -> Optional[httpwire.Request]:
+        """conn's socket is ready: take the next step. A complete request is returned, conn then in work."""
+        if conn not in self._conns:  # closed since the loop's select() (to make room): no step is left
+            return None
+        try:
+            if conn.state == HEAD:
+                return self._read_head(conn)
+            if conn.state == WRITE:
+                self._flush(conn)
+            elif conn.state == LINGER:
+                self._discard(conn)
+        except Exception:  # a bug costs this connection, not the server
+            self.log.exception("http: error on a connection from %s", conn.peer)
+            self.close(conn)
+        return None
+
+    def _read_head(self, conn: Conn) -> Optional[httpwire.Request]:
+        room = self.limits.head_bytes - len(conn.head) + 1
+        try:
+            data = conn.sock.recv(min(4096, room))
+        except (BlockingIOError, InterruptedError):
+            return None
+        except OSError:
+            self.close(conn)
+            return None
+        if not data:
+            self.close(conn)
+            return None
+        searched = max(0, len(conn.head) - 3)
+        conn.head += data
+        end = httpwire.head_end(bytes(conn.head), searched)
+        if end < 0:
+            if len(conn.head) > self.limits.head_bytes:
+                self.stats["too_large"] += 1
+                self.respond(conn, error(431))
+            return None
+        try:
+            request = httpwire.parse_head(bytes(conn.head[:end]))
+        except httpwire.BadRequest as exc:
+            self.stats["bad_request"] += 1
+            self.respond(conn, error(exc.status))
+            return None
+        if request.method not in ("GET", "HEAD"):
+            self.stats["bad_request"] += 1
+            self.respond(conn, error(501))
+            return None
+        conn.head = bytearray()
+        conn.state = WORK
+        self.sel.unregister(conn.sock)
+        return request
+
+    def respond(self, conn: Conn, data: List[bytes]) -> None:
+        """Start writing data on conn (in head or work); on_event finishes it."""
+        if conn.state == WORK:
+            self.sel.register(conn.sock, selectors.EVENT_WRITE, conn)
+        else:
+            self.sel.modify(conn.sock, selectors.EVENT_WRITE, conn)
+        conn.state = WRITE
+        conn.out = [memoryview(part) for part in data]
+        conn.deadline = time.monotonic() + self.limits.write_timeout
+        self._writing += 1
+        if self._writing > self.limits.max_writing:
+            oldest = next(c for c in self._conns if c.state == WRITE and c is not conn)
+            self.stats["dropped_writing"] += 1
+            self.close(oldest)
+        if conn in self._conns:
+            self._flush(conn)
+
+    def _flush(self, conn: Conn) -> None:
+        try:
+            while conn.out:
+                sent = conn.sock.send(conn.out[0])
+                if sent < len(conn.out[0]):
+                    conn.out[0] = conn.out[0][sent:]
+                    return
+                conn.out.pop(0)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            self.close(conn)
+            return
+        self._writing -= 1
+        conn.state = LINGER  # before shutdown: should it fail, close() must not count this write again
+        conn.deadline = time.monotonic() + self.limits.linger
+        try:
+            conn.sock.shutdown(socket.SHUT_WR)
+        except OSError:
+            self.close(conn)
+            return
+        self.sel.modify(conn.sock, selectors.EVENT_READ, conn)
+
+    def _discard(self, conn: Conn) -> None:
+        try:
+            data = conn.sock.recv(4096)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            data = b""
+        if not data:
+            self.close(conn)
+
+    def sweep(self, now: float) -> None:
+        """Close the connections past their deadline (head, write or linger; work has none here)."""
+        for conn in [c for c in self._conns if c.state != WORK and now >= c.deadline]:
+            self.stats[conn.state + "_timeouts"] += 1
+            self.close(conn)
+
+    def close(self, conn: Conn) -> None:
+        """Close conn's socket and forget it; a second close() does nothing."""
+        if conn not in self._conns:
+            return
+        del self._conns[conn]
+        if conn.state == WRITE:
+            self._writing -= 1
+        if conn.state != WORK:
+            with contextlib.suppress(KeyError, ValueError):
+                self.sel.unregister(conn.sock)
+        conn.out = []
+        conn.head = bytearray()
+        conn.sock.close()
+
+    def close_all(self) -> None:
+        for conn in list(self._conns):
+            self.close(conn)

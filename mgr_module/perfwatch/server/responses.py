@@ -1,0 +1,22 @@
+"""A Response (or an error status) as the bytes to send: head, then body unless the request was HEAD."""
+
+from typing import List, Optional
+
+from ..web import Response
+from . import httpwire
+
+SERVER_NAME = "ceph-perfwatch"
+
+
+def encode(resp: Response, head_only: bool, now: Optional[float] = None) -> List[bytes]:
+    """The response as bytes to send: head, then body unless head_only (HEAD gets GET's fields)."""
+    headers = {"Content-Type": resp.content_type, "Content-Length": str(len(resp.body))}
+    headers.update(resp.headers)
+    head = httpwire.response_head(resp.status, headers, SERVER_NAME, now)
+    return [head] if head_only or not resp.body else [head, resp.body]
+
+
+def error(status: int, head_only: bool = False) -> List[bytes]:
+    """A plain-text answer with just the status, such as "503 Service Unavailable"."""
+    body = "{} {}\n".format(status, httpwire.reason(status)).encode("utf-8")
+    return encode(Response(status, "text/plain; charset=utf-8", body, {}), head_only)

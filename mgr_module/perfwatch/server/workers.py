@@ -1,0 +1,89 @@
+"""The worker threads: they call the app for complete requests, in arrival order, and hand back bytes.
+
+A request that waited longer than queue_timeout is answered 503 without calling the app: by the
+worker that takes it, or, when no worker is free (the app hangs in all of them), by the loop, which
+takes it back with expired().
+"""
+
+import collections
+import logging
+import threading
+import time
+from typing import Callable, Deque, List, NamedTuple, Optional
+
+from ..web import App
+from . import httpwire
+from .connections import Conn
+from .limits import Limits
+from .responses import encode, error
+
+
+class Job(NamedTuple):
+    conn: Conn  # workers only hand it back
+    request: httpwire.Request
+    queued_at: float  # time.monotonic()
+
+
+class WorkerPool:
+    """limits.workers threads that call app; done(job, data) receives each answer, in a worker's thread."""
+
+    def __init__(self, app: App, limits: Limits, log: logging.Logger, done: Callable[[Job, List[bytes]], None]) -> None:
+        self.app = app
+        self.limits = limits
+        self.log = log
+        self.done = done
+        self._pending: Deque[Job] = collections.deque()  # oldest first
+        self._cond = threading.Condition()
+        self._stopping = False
+
+    def start(self, name: str) -> List[threading.Thread]:
+        threads = [
+            threading.Thread(target=self._work, name="{}-{}".format(name, i), daemon=True)
+            for i in range(self.limits.workers)
+        ]
+        for thread in threads:
+            thread.start()
+        return threads
+
+    def stop(self) -> None:
+        """Drop the waiting jobs and let idle workers exit (a worker inside the app is not waited for)."""
+        with self._cond:
+            self._stopping = True
+            self._pending.clear()
+            self._cond.notify_all()
+
+    def submit(self, job: Job) -> None:
+        with self._cond:
+            self._pending.append(job)
+            self._cond.notify()
+
+    def expired(self, now: float) -> List[Job]:
+        """Take back the jobs that have waited longer than queue_timeout: no worker will see them."""
+        jobs = []
+        with self._cond:
+            while self._pending and now - self._pending[0].queued_at > self.limits.queue_timeout:
+                jobs.append(self._pending.popleft())
+        return jobs
+
+    def _next(self) -> Optional[Job]:
+        with self._cond:
+            while not self._pending and not self._stopping:
+                self._cond.wait()
+            return None if self._stopping else self._pending.popleft()
+
+    def _work(self) -> None:
+        while True:
+            job = self._next()
+            if job is None:
+                return
+            head_only = job.request.method == "HEAD"
+            if time.monotonic() - job.queued_at > self.limits.queue_timeout:
+                data = error(503, head_only)
+            else:
+                accepts_gzip = httpwire.accepts_gzip(job.request.headers.get("accept-encoding"))
+                try:
+                    data = encode(self.app(job.request.target, accepts_gzip), head_only)
+                except Exception:
+                    self.log.exception("error answering %s", job.request.target)
+                    data = error(500, head_only)
+            self.done(job, data)
