@@ -4,7 +4,8 @@ import errno
 from typing import Any, Dict, List, Optional, Tuple
 
 from .benchmarks import report
-from .benchmarks.runner import Refused, Runner
+from .benchmarks.lifecycle import Refused
+from .benchmarks.runner import Runner
 from .output import OutputFormat, render
 
 Result = Tuple[int, str, str]
@@ -57,20 +58,16 @@ def cancel(runner: Runner, run_id: Optional[str], fmt: OutputFormat) -> Result:
 
 
 def history(runner: Runner, kind: Optional[str], osd: Optional[int], limit: int, fmt: OutputFormat) -> Result:
-    from .benchmarks.runner import KINDS
-
-    if kind is not None and kind not in KINDS:
-        return -errno.EINVAL, "", "unknown kind {!r}; kinds: {}".format(kind, ", ".join(sorted(KINDS)))
+    if kind is not None and kind not in runner.kinds:
+        return -errno.EINVAL, "", "unknown kind {!r}; kinds: {}".format(kind, ", ".join(sorted(runner.kinds)))
     if not 1 <= limit <= 1000:
         return -errno.EINVAL, "", "limit {} is out of range: limit must be between 1 and 1000".format(limit)
     return 0, render(runner.history(kind, osd, limit), fmt, report.history_plain), ""
 
 
 def reset_baseline(runner: Runner, kind: Optional[str], osd: Optional[int], fmt: OutputFormat) -> Result:
-    from .benchmarks.runner import KINDS
-
-    if kind is not None and kind not in KINDS:
-        return -errno.EINVAL, "", "unknown kind {!r}; kinds: {}".format(kind, ", ".join(sorted(KINDS)))
+    if kind is not None and kind not in runner.kinds:
+        return -errno.EINVAL, "", "unknown kind {!r}; kinds: {}".format(kind, ", ".join(sorted(runner.kinds)))
     forgotten = runner.reset_baselines(kind, osd)
     return 0, render(forgotten, fmt, lambda keys: "forgot {} baseline(s)".format(len(keys))), ""
 

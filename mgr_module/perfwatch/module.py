@@ -8,7 +8,8 @@ from mgr_module import CLIReadCommand, CLIWriteCommand, HandleCommandResult, Mgr
 
 from . import bench_commands, mgr_logging, options, osd_table, status, validation
 from .benchmarks.metrics import ProbeHistograms, result_samples
-from .benchmarks.runner import Run, Runner
+from .benchmarks.run import Run
+from .benchmarks.runner import Runner
 from .benchmarks.store import BenchStore
 from .collector import Collector, Settings
 from .counters import Sample
@@ -199,16 +200,14 @@ class Module(MgrModule):
         if runner is None:
             return []
         store = runner.store
-        baselines = {
-            key: store.baselines.baseline(key, int(self._config["baseline_min_results"])) for key in self._last_results
-        }
+        baselines = {key: store.baseline(key, int(self._config["baseline_min_results"])) for key in self._last_results}
         return (
             result_samples(
                 dict(self._last_results),
                 baselines,
-                list(store.regressions),
-                dict(store.last_run),
-                dict(runner.outcomes),
+                list(store.regressions()),
+                store.last_runs(),
+                runner.outcomes(),
             )
             + self._histograms.samples()
         )
@@ -221,7 +220,7 @@ class Module(MgrModule):
 
     def _regression_check(self) -> Dict[str, Dict[str, Any]]:
         runner = self.runner
-        regressions = dict(runner.store.regressions) if runner else {}
+        regressions = runner.store.regressions() if runner else {}
         if not regressions:
             return {}
         detail = []

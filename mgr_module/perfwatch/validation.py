@@ -225,8 +225,8 @@ CHECKS: Dict[str, Callable[[str], Optional[str]]] = {
 
 # What a refused value turns off, beyond the value itself falling back to its default.
 S3_OPTIONS = ("rgw_s3_endpoint", "rgw_s3_bucket", "rgw_s3_region")
-# Must name the options the runner reads for scheduled heavy kinds (runner.HEAVY_INTERVAL_OPTION; a test
-# compares them).
+# Must name the interval options of the kinds whose scheduled runs are heavy
+# (benchmarks.scheduling.heavy_interval_options; a test compares them).
 HEAVY_INTERVAL_OPTIONS = ("osd_bench_interval", "rbd_bench_interval")
 
 

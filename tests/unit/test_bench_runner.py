@@ -11,11 +11,13 @@ from typing import Any
 import pytest
 
 from perfwatch import options
-from perfwatch.benchmarks import runner as runner_mod
 from perfwatch.benchmarks.base import Benchmark, Context, ParamSpec
+from perfwatch.benchmarks.kinds import KINDS
+from perfwatch.benchmarks.lifecycle import Refused
 from perfwatch.benchmarks.planning import OsdInfo
 from perfwatch.benchmarks.results import Measurement
-from perfwatch.benchmarks.runner import Refused, Runner
+from perfwatch.benchmarks.run import Run
+from perfwatch.benchmarks.runner import Runner
 from perfwatch.benchmarks.store import BenchStore
 
 
@@ -80,7 +82,7 @@ class Log:
 @pytest.fixture
 def env(monkeypatch: pytest.MonkeyPatch) -> dict:
     kind = FakeKind()
-    monkeypatch.setitem(runner_mod.KINDS, "fake", kind)
+    monkeypatch.setitem(KINDS, "fake", kind)
     kv: dict[str, str] = {}
     opts = options.defaults()
     store = BenchStore(kv.get, lambda k, v: kv.__setitem__(k, v), 10, 10)
@@ -92,7 +94,7 @@ def env(monkeypatch: pytest.MonkeyPatch) -> dict:
             "progress": progress, "finished": finished}  # fmt: skip
 
 
-def wait_done(r: Runner, run_id: str) -> runner_mod.Run:
+def wait_done(r: Runner, run_id: str) -> Run:
     run = r.runs[run_id]
     assert run.thread is not None
     run.thread.join(5)
@@ -129,7 +131,7 @@ def test_one_heavy_round_at_a_time_and_cancel_cleans_up(env: dict) -> None:
     run = wait_done(env["runner"], first.run_id)
     assert run.state == "cancelled"
     assert env["kind"].cleaned == [{"prefix": first.run_id}]
-    assert env["store"].scratch == {}
+    assert env["store"].scratch() == {}
     assert env["progress"].events[-1][0] == "fail"
     assert env["store"].history("fake")[-1]["state"] == "cancelled"
 
@@ -149,11 +151,11 @@ def test_results_far_below_baseline_are_regressions_until_they_recover(env: dict
     r = env["runner"]
     for _ in range(3):
         wait_done(r, r.start("fake", None, {"value": 1000}).run_id)
-    assert env["store"].regressions == {}
+    assert env["store"].regressions() == {}
     wait_done(r, r.start("fake", [1], {"value": 100}).run_id)
-    assert set(env["store"].regressions) == {"fake/iops/osd.1"}
+    assert set(env["store"].regressions()) == {"fake/iops/osd.1"}
     wait_done(r, r.start("fake", [1], {"value": 900}).run_id)
-    assert env["store"].regressions == {}
+    assert env["store"].regressions() == {}
     assert json.loads(env["kv"]["bench/regressions"])["data"] == {}
 
 
@@ -161,17 +163,17 @@ def test_scratch_of_a_previous_mgr_is_removed_and_a_failed_cleanup_is_retried(en
     env["store"].add_scratch("fake-old-1", "fake", {"prefix": "fake-old-1"})
     env["kind"].fail_cleanup = True
     assert env["runner"].cleanup_orphans() == []
-    assert "fake-old-1" in env["store"].scratch
+    assert "fake-old-1" in env["store"].scratch()
     env["kind"].fail_cleanup = False
     assert env["runner"].cleanup_orphans() == ["fake-old-1"]
-    assert env["store"].scratch == {} and env["kind"].cleaned == [{"prefix": "fake-old-1"}]
+    assert env["store"].scratch() == {} and env["kind"].cleaned == [{"prefix": "fake-old-1"}]
 
 
 def test_the_store_survives_a_new_runner(env: dict) -> None:
     wait_done(env["runner"], env["runner"].start("fake", None, {}).run_id)
     again = BenchStore(env["kv"].get, lambda k, v: env["kv"].__setitem__(k, v), 10, 10)
     assert again.history("fake")[-1]["state"] == "done"
-    assert again.baselines.history["fake/iops/osd.0"] == [100.0]
+    assert again.baselines()["fake/iops/osd.0"] == [100.0]
 
 
 def test_the_schedule_starts_light_kinds_and_leaves_heavy_ones_on_command(
@@ -181,7 +183,7 @@ def test_the_schedule_starts_light_kinds_and_leaves_heavy_ones_on_command(
 
     def fake_start(kind: str, osds: Any, params: dict, trigger: str = "command") -> Any:
         started.append(kind)
-        run = runner_mod.Run(kind + "-x", kind, False, {}, [], trigger)
+        run = Run(kind + "-x", kind, False, {}, [], trigger)
         return run
 
     monkeypatch.setattr(env["runner"], "start", fake_start)
@@ -190,7 +192,8 @@ def test_the_schedule_starts_light_kinds_and_leaves_heavy_ones_on_command(
     env["opts"]["osd_bench_interval"] = 3600
     env["opts"]["rados_probe_interval"] = 0
     started.clear()
-    env["store"].last_run.update({"net": time.time(), "rgw": time.time()})
+    env["store"].mark_attempt("net", time.time())
+    env["store"].mark_attempt("rgw", time.time())
     env["runner"].tick(time.time())
     assert started == ["osd"]
 
@@ -202,17 +205,17 @@ class LightKind(FakeKind):
 
 def test_a_light_probe_regression_must_persist_before_it_is_raised(env: dict, monkeypatch: pytest.MonkeyPatch) -> None:
     light = LightKind()
-    monkeypatch.setitem(runner_mod.KINDS, "light", light)
+    monkeypatch.setitem(KINDS, "light", light)
     r = env["runner"]
     for _ in range(3):
         wait_done(r, r.start("light", [0], {"value": 1000}).run_id)
     for n in range(1, 3):  # two slow results in a row: not yet
         wait_done(r, r.start("light", [0], {"value": 100}).run_id)
-        assert env["store"].regressions == {} and env["store"].streaks == {"light/iops/osd.0": n}
+        assert env["store"].regressions() == {} and env["store"].streaks() == {"light/iops/osd.0": n}
     wait_done(r, r.start("light", [0], {"value": 100}).run_id)
-    assert env["store"].regressions["light/iops/osd.0"]["consecutive"] == 3
+    assert env["store"].regressions()["light/iops/osd.0"]["consecutive"] == 3
     wait_done(r, r.start("light", [0], {"value": 1000}).run_id)  # one good result clears it
-    assert env["store"].regressions == {} and env["store"].streaks == {}
+    assert env["store"].regressions() == {} and env["store"].streaks() == {}
 
 
 def test_a_failure_in_the_bookkeeping_still_ends_the_run(env: dict) -> None:
@@ -237,19 +240,19 @@ class UnsettledKind(FakeKind):
 
 def test_scratch_of_a_run_with_ops_in_flight_is_cleaned_again_later(env: dict, monkeypatch: pytest.MonkeyPatch) -> None:
     kind = UnsettledKind()
-    monkeypatch.setitem(runner_mod.KINDS, "unsettled", kind)
+    monkeypatch.setitem(KINDS, "unsettled", kind)
     run = wait_done(env["runner"], env["runner"].start("unsettled", None, {}).run_id)
     assert kind.cleaned == [{"prefix": run.run_id}]
-    assert run.run_id in env["store"].scratch, "kept for a later pass"
+    assert run.run_id in env["store"].scratch(), "kept for a later pass"
     assert env["runner"].cleanup_orphans() == [run.run_id]
-    assert env["store"].scratch == {}
+    assert env["store"].scratch() == {}
 
 
 def test_orphan_cleanup_never_touches_a_live_run(env: dict) -> None:
     env["kind"].release.clear()
     run = env["runner"].start("fake", None, {})
     for _ in range(100):
-        if run.run_id in env["store"].scratch:
+        if run.run_id in env["store"].scratch():
             break
         time.sleep(0.01)
     assert env["runner"].cleanup_orphans() == []
@@ -264,7 +267,7 @@ def test_a_malformed_window_does_not_stop_the_light_probes(env: dict, monkeypatc
     monkeypatch.setattr(
         env["runner"],
         "start",
-        lambda kind, *a, **k: started.append(kind) or runner_mod.Run(kind, kind, False, {}, [], ""),
+        lambda kind, *a, **k: started.append(kind) or Run(kind, kind, False, {}, [], ""),
     )
     env["opts"].update(osd_bench_interval=60, heavy_bench_window="tonight")
     env["runner"].tick(time.time())
@@ -276,10 +279,10 @@ def test_reset_baseline_forgets_baselines_and_regressions(env: dict) -> None:
     for _ in range(3):
         wait_done(r, r.start("fake", None, {"value": 1000}).run_id)
     wait_done(r, r.start("fake", [1], {"value": 100}).run_id)
-    assert "fake/iops/osd.1" in env["store"].regressions
+    assert "fake/iops/osd.1" in env["store"].regressions()
     assert r.reset_baselines("fake", 1) == ["fake/iops/osd.1"]
-    assert env["store"].regressions == {} and "fake/iops/osd.1" not in env["store"].baselines.history
-    assert "fake/iops/osd.0" in env["store"].baselines.history
+    assert env["store"].regressions() == {} and "fake/iops/osd.1" not in env["store"].baselines()
+    assert "fake/iops/osd.0" in env["store"].baselines()
 
 
 def test_a_run_a_dead_mgr_left_in_progress_is_history_as_interrupted_with_its_results(env: dict) -> None:
@@ -299,9 +302,9 @@ def test_a_run_a_dead_mgr_left_in_progress_is_history_as_interrupted_with_its_re
     assert record["run_id"] == run.run_id and record["state"] == "interrupted"
     assert record["results"] == partial["results"] and record["ended_at"] == partial["updated_at"]
     assert "failover" in record["message"]
-    assert successor.outcomes == {"fake/interrupted": 1}
+    assert successor.outcomes() == {"fake/interrupted": 1}
     assert json.loads(kv["bench/running"])["data"] == {}
-    assert run.run_id in successor_store.scratch  # its scratch is still registered, for the orphan cleanup
+    assert run.run_id in successor_store.scratch()  # its scratch is still registered, for the orphan cleanup
     env["kind"].release.set()
     wait_done(env["runner"], run.run_id)
 
@@ -318,7 +321,7 @@ def test_each_new_step_of_a_heavy_round_is_shown_in_progress_at_once(env: dict) 
                 ctx.progress(osd.id / 3, f"on osd.{osd.id}")
             return super().run(ctx)
 
-    runner_mod.KINDS["fake"] = Steps()
+    KINDS["fake"] = Steps()
     wait_done(env["runner"], env["runner"].start("fake", None, {}).run_id)
     shown = [e[2] for e in env["progress"].events if e[0] == "update"]
     assert [m for m in shown if "on osd." in m] == [f"perfwatch fake bench: on osd.{i}" for i in range(3)]
@@ -327,7 +330,7 @@ def test_each_new_step_of_a_heavy_round_is_shown_in_progress_at_once(env: dict) 
 def test_scratch_of_a_kind_this_version_does_not_know_is_kept_not_dropped(env: dict) -> None:
     env["store"].add_scratch("future-20261123T010203-abcd", "future", {"prefix": "future-20261123T010203-abcd"})
     assert env["runner"].cleanup_orphans() == []
-    assert "future-20261123T010203-abcd" in env["store"].scratch
+    assert "future-20261123T010203-abcd" in env["store"].scratch()
 
 
 def test_run_ids_named_by_a_broken_scratch_record_are_rebuilt_and_cleaned(env: dict) -> None:
@@ -338,21 +341,21 @@ def test_run_ids_named_by_a_broken_scratch_record_are_rebuilt_and_cleaned(env: d
             return [{"prefix": run_id}]
 
     kind = Writer()
-    runner_mod.KINDS["fake"] = kind
+    KINDS["fake"] = kind
     env["kv"]["bench/scratch"] = '{"version": 2, "data": {"fake-20261123T010203-abcd": {"kind": "fake", "entries": 7}}}'
     store = BenchStore(env["kv"].get, lambda k, v: env["kv"].__setitem__(k, v), 10, 10)
-    assert store.recovered_scratch == {"fake-20261123T010203-abcd": "fake"}
+    assert store.recovered_scratch() == {"fake-20261123T010203-abcd": "fake"}
     r = Runner(FakeAdapter(), lambda p, n: None, store, lambda: env["opts"], Log(), Progress(), list)
     assert r.cleanup_orphans() == ["fake-20261123T010203-abcd"]
     assert kind.cleaned == [{"prefix": "fake-20261123T010203-abcd", "kind": "fake"}]
-    assert store.scratch == {} and store.recovered_scratch == {}
+    assert store.scratch() == {} and store.recovered_scratch() == {}
 
 
 def test_a_kind_that_writes_into_the_scratch_pool_refuses_a_pool_that_is_not_perfwatchs(env: dict) -> None:
     class PoolWriter(FakeKind):
         scratch_pool = True
 
-    runner_mod.KINDS["fake"] = PoolWriter()
+    KINDS["fake"] = PoolWriter()
     apps: dict[str, Any] = {"perfwatch": {"perfwatch": {}, "rbd": {}}, "rgw": {"rgw": {}}}
     env["adapter"].pool_applications = lambda name: apps.get(name)
     env["opts"]["scratch_pool"] = "rgw"
@@ -377,7 +380,7 @@ def test_shutdown_cancels_runs_and_stops_cleanups_between_operations(env: dict) 
 
 
 def test_the_started_message_says_what_a_run_covers() -> None:
-    kinds = runner_mod.KINDS
+    kinds = KINDS
     assert kinds["rgw"].scope({"keys": 16, "shards": 4}, [0, 1, 2]) == "the bucket index"
     assert kinds["net"].scope({}, [0, 1, 2]) == "the heartbeat ping times of 3 OSDs"
     assert kinds["osd"].scope({}, [4]) == "1 OSD"

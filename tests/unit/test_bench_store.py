@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from perfwatch.benchmarks import records
-from perfwatch.benchmarks.baseline import judge
 from perfwatch.benchmarks.results import Measurement
-from perfwatch.benchmarks.store import ASIDE_MAX, ASIDE_MAX_CHARS, PREFIX, BenchStore, ScratchFull
+from perfwatch.benchmarks.store import BenchStore, ScratchFull
+from perfwatch.benchmarks.versioned import ASIDE_MAX, ASIDE_MAX_CHARS, PREFIX
 
 KINDS = ("osd", "rados", "rbd", "rgw", "net")
 RUN_ID = "rados-20240501T120000-ab12"
@@ -124,11 +124,11 @@ def open_store(kv: KV, log: Log | None = None, clock: Any = None) -> BenchStore:
 def load_everything(store: BenchStore) -> dict[str, Any]:
     return {
         **{"history/" + kind: store.history(kind) for kind in KINDS},
-        "baselines": store.baselines.history,
-        "regressions": store.regressions,
-        "streaks": store.streaks,
-        "last_run": store.last_run,
-        "scratch": store.scratch,
+        "baselines": store.baselines(),
+        "regressions": store.regressions(),
+        "streaks": store.streaks(),
+        "last_run": store.last_runs(),
+        "scratch": store.scratch(),
     }
 
 
@@ -145,7 +145,7 @@ def test_old_unversioned_records_are_read_as_they_are_and_rewritten_in_envelopes
     kv, log = old_kv(), Log()
     store = open_store(kv, log)
     assert load_everything(store) == old_records()
-    assert store.recovered_scratch == {}
+    assert store.recovered_scratch() == {}
     assert log.problems() == []
     migrated = [text for level, text in log.lines if level == "info"]
     assert len(migrated) == len(old_records()), "one line per record"
@@ -162,11 +162,8 @@ def test_a_store_written_now_reads_back_the_same() -> None:
     store = open_store(kv)
     for i, kind in enumerate(KINDS):
         store.add_run(run_record(kind, f"{kind}-20240501T12000{i}-00a{i}", 1714564800.0 + i))
-    store.baselines.add("osd/write_iops_4k/osd.0", 1000.0)
-    store.save_baselines()
-    store.regressions.update(old_records()["regressions"])
-    store.streaks.update(old_records()["streaks"])
-    store.save_regressions()
+    store.judge([Measurement("osd", "write_iops_4k", 0, 1000.0, "iops")], {}, 0.5, 1)  # baselines: saved
+    store.record_verdicts(old_records()["streaks"], old_records()["regressions"])
     store.add_scratch(RUN_ID, "rados", {"pool": "perfwatch", "namespace": "bench", "prefix": RUN_ID})
     log = Log()
     again = open_store(kv, log)
@@ -188,7 +185,7 @@ def test_a_record_of_a_newer_version_is_set_aside_and_the_others_are_kept(name: 
     expected = old_records()
     expected[name] = [] if name.startswith("history/") else {}
     if name == "scratch":  # the newer record named RUN_ID: still findable by its prefix
-        assert store.recovered_scratch == {RUN_ID: "rados"}
+        assert store.recovered_scratch() == {RUN_ID: "rados"}
     assert loaded == expected
     assert len(log.problems()) == 1
     problem = log.problems()[0]
@@ -294,9 +291,9 @@ def test_baselines_with_non_numbers_keep_their_numbers() -> None:
         }
     ).replace("1.0]", "NaN]", 1)  # json.loads reads NaN; it is no baseline
     store = open_store(kv, log)
-    assert store.baselines.history == {"osd/write_iops_4k/osd.0": [1000.0, 900.0], "osd/write_iops_4k/osd.3": [1.0]}
+    assert store.baselines() == {"osd/write_iops_4k/osd.0": [1000.0, 900.0], "osd/write_iops_4k/osd.3": [1.0]}
     assert len(log.problems()) == 1
-    judge([Measurement("osd", "write_iops_4k", 0, 950.0, "iops")], store.baselines, {0: "ssd", 3: "ssd"}, 0.5, 1)
+    store.judge([Measurement("osd", "write_iops_4k", 0, 950.0, "iops")], {0: "ssd", 3: "ssd"}, 0.5, 1)
 
 
 def test_bad_regressions_streaks_and_last_runs_are_dropped_one_by_one() -> None:
@@ -315,9 +312,9 @@ def test_bad_regressions_streaks_and_last_runs_are_dropped_one_by_one() -> None:
     kv[PREFIX + "streaks"] = json.dumps({"osd/write_iops_4k/osd.1": 2, "osd/write_iops_4k/osd.2": "2", "x": 1})
     kv[PREFIX + "last_run"] = json.dumps({"osd": 1.0, "rados": "yesterday", "rbd": None})
     store = open_store(kv, log)
-    assert store.regressions == {"osd/write_iops_4k/osd.1": good}
-    assert store.streaks == {"osd/write_iops_4k/osd.1": 2}
-    assert store.last_run == {"osd": 1.0}
+    assert store.regressions() == {"osd/write_iops_4k/osd.1": good}
+    assert store.streaks() == {"osd/write_iops_4k/osd.1": 2}
+    assert store.last_runs() == {"osd": 1.0}
     assert len(log.problems()) == 3
 
 
@@ -330,21 +327,21 @@ def test_run_ids_named_by_an_unreadable_scratch_record_stay_findable() -> None:
     kv[PREFIX + "scratch"] = text[: len(text) // 2 + 40]  # cut: no longer JSON
     assert RUN_ID in kv[PREFIX + "scratch"]
     store = open_store(kv, log)
-    assert store.scratch == {}
-    assert RUN_ID in store.recovered_scratch and store.recovered_scratch[RUN_ID] == "rados"
+    assert store.scratch() == {}
+    assert RUN_ID in store.recovered_scratch() and store.recovered_scratch()[RUN_ID] == "rados"
     assert "kept for cleanup by prefix" in log.problems()[0]
-    assert envelope(kv, "recovered_scratch") == store.recovered_scratch
+    assert envelope(kv, "recovered_scratch") == store.recovered_scratch()
     again = open_store(kv)
-    assert again.recovered_scratch == store.recovered_scratch, "persisted: a failover does not lose them"
+    assert again.recovered_scratch() == store.recovered_scratch(), "persisted: a failover does not lose them"
     entry = {"pool": "perfwatch", "namespace": "bench", "prefix": RUN_ID}
     again.adopt_recovered(RUN_ID, "rados", [entry])
-    assert again.scratch == {RUN_ID: {"kind": "rados", "entries": [entry]}}
-    assert RUN_ID not in again.recovered_scratch
+    assert again.scratch() == {RUN_ID: {"kind": "rados", "entries": [entry]}}
+    assert RUN_ID not in again.recovered_scratch()
     third = open_store(kv)
-    assert RUN_ID in third.scratch and RUN_ID not in third.recovered_scratch
-    for run_id in list(third.recovered_scratch):
+    assert RUN_ID in third.scratch() and RUN_ID not in third.recovered_scratch()
+    for run_id in list(third.recovered_scratch()):
         third.forget_recovered(run_id)
-    assert open_store(kv).recovered_scratch == {}
+    assert open_store(kv).recovered_scratch() == {}
 
 
 def test_a_scratch_record_with_broken_items_keeps_the_good_ones() -> None:
@@ -357,8 +354,8 @@ def test_a_scratch_record_with_broken_items_keeps_the_good_ones() -> None:
     scratch[RUN_ID]["entries"].append({"pool": 7, "prefix": RUN_ID})
     kv[PREFIX + "scratch"] = json.dumps(scratch)
     store = open_store(kv, log)
-    assert store.scratch == old_records()["scratch"]
-    assert store.recovered_scratch == {
+    assert store.scratch() == old_records()["scratch"]
+    assert store.recovered_scratch() == {
         "osd-20240501T130000-ffff": "osd",
         "rgw-20240501T130000-eeee": "rgw",
         "fake-old-1": "",
@@ -369,7 +366,7 @@ def test_a_scratch_record_with_broken_items_keeps_the_good_ones() -> None:
 
 
 def test_the_run_id_pattern_finds_what_new_run_id_makes() -> None:
-    from perfwatch.benchmarks.runner import new_run_id
+    from perfwatch.benchmarks.run import new_run_id
 
     run_id = new_run_id("rados", 1714564800.0)
     assert records.run_ids_in(f'xx"perfwatch.{run_id}"yy {run_id}.0001') == {run_id: "rados"}
@@ -394,11 +391,9 @@ def test_every_method_works_on_a_garbled_store() -> None:
     for kind in KINDS:
         assert store.history(kind) == []
     store.add_run(run_record("osd", "osd-20240601T000000-0000", 1717200000.0))
-    store.baselines.add("osd/write_iops_4k/osd.0", 1.0)
-    store.save_baselines()
-    store.regressions["osd/write_iops_4k/osd.0"] = old_records()["regressions"]["osd/write_iops_4k/osd.1"]
-    store.streaks["osd/write_iops_4k/osd.0"] = 1
-    store.save_regressions()
+    store.judge([Measurement("osd", "write_iops_4k", 0, 1.0, "iops")], {}, 0.5, 1)  # baselines: saved
+    regression = old_records()["regressions"]["osd/write_iops_4k/osd.1"]
+    store.record_verdicts({"osd/write_iops_4k/osd.0": 1}, {"osd/write_iops_4k/osd.0": regression})
     store.add_scratch(RUN_ID, "rados", {"prefix": RUN_ID})
     store.drop_scratch(RUN_ID)
     store.drop_scratch("never-registered")
@@ -406,10 +401,10 @@ def test_every_method_works_on_a_garbled_store() -> None:
     store.forget_recovered("never-recovered")
     again = open_store(kv)
     assert [r["run_id"] for r in again.history("osd")] == ["osd-20240601T000000-0000"]
-    assert again.last_run == {"osd": 1717200005.0}
-    assert again.baselines.history == {"osd/write_iops_4k/osd.0": [1.0]}
-    assert set(again.regressions) == {"osd/write_iops_4k/osd.0"} and again.streaks == {"osd/write_iops_4k/osd.0": 1}
-    assert set(again.scratch) == {RBD_RUN_ID}
+    assert again.last_runs() == {"osd": 1717200005.0}
+    assert again.baselines() == {"osd/write_iops_4k/osd.0": [1.0]}
+    assert set(again.regressions()) == {"osd/write_iops_4k/osd.0"} and again.streaks() == {"osd/write_iops_4k/osd.0": 1}
+    assert set(again.scratch()) == {RBD_RUN_ID}
 
 
 class Broken(Exception):
@@ -430,21 +425,21 @@ def test_a_store_that_fails_to_read_or_write_never_raises() -> None:
     store.save_baselines()
     store.save_regressions()
     store.add_scratch(RUN_ID, "rados", {"prefix": RUN_ID})
-    assert RUN_ID in store.scratch, "kept in memory; the next save tries again"
+    assert RUN_ID in store.scratch(), "kept in memory; the next save tries again"
     store.drop_scratch(RUN_ID)
     assert log.problems()
 
     kv = old_kv()
     kv[PREFIX + "baselines"] = "garbage"
     writes_fail = BenchStore(kv.get, put, 10, 10, Log())  # setting aside fails too: still no exception
-    assert writes_fail.baselines.history == {} and writes_fail.history("osd") == old_records()["history/osd"]
+    assert writes_fail.baselines() == {} and writes_fail.history("osd") == old_records()["history/osd"]
 
 
 def test_a_record_that_is_not_text_is_set_aside() -> None:
     kv = old_kv()
     kv[PREFIX + "streaks"] = b"\x00\xff"  # type: ignore[assignment]
     store = open_store(kv)
-    assert store.streaks == {} and store.regressions == old_records()["regressions"]
+    assert store.streaks() == {} and store.regressions() == old_records()["regressions"]
 
 
 def test_add_run_refuses_a_record_it_could_not_read_back() -> None:
@@ -482,9 +477,8 @@ def test_stored_maps_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(records, "MAX_KEYS", 5)
     kv, log = KV(), Log()
     store = open_store(kv, log)
-    for osd in range(8):
-        store.baselines.add(f"osd/write_iops_4k/osd.{osd}", 1.0)
-        store.streaks[f"osd/write_iops_4k/osd.{osd}"] = 1
+    store.judge([Measurement("osd", "write_iops_4k", osd, 1.0, "iops") for osd in range(8)], {}, 0.5, 1)
+    store.record_verdicts({f"osd/write_iops_4k/osd.{osd}": 1 for osd in range(8)}, {})
     store.save_baselines()
     store.save_regressions()
     assert len(envelope(kv, "baselines")) == 5 and len(envelope(kv, "streaks")) == 5
@@ -495,7 +489,7 @@ def test_stored_maps_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
         store.add_scratch("rados-20240501T120009-0000", "rados", {"prefix": "9"})
     store.add_scratch("rados-20240501T120000-0000", "rados", {"prefix": "0"})  # already there: fine
     kv[PREFIX + "baselines"] = json.dumps({f"osd/write_iops_4k/osd.{osd}": [1.0] for osd in range(9)})
-    assert len(open_store(kv).baselines.history) == 5
+    assert len(open_store(kv).baselines()) == 5
 
 
 def test_history_stays_within_its_limit() -> None:
@@ -511,7 +505,7 @@ def test_the_store_logs_to_the_standard_logger_without_a_log(caplog: pytest.LogC
     kv[PREFIX + "streaks"] = "garbage"
     with caplog.at_level(logging.WARNING):
         store = BenchStore(kv.get, kv.put, 10, 10)
-    assert store.streaks == {} and "bench/streaks is not JSON" in caplog.text
+    assert store.streaks() == {} and "bench/streaks is not JSON" in caplog.text
 
 
 # ----- the module's start-up -----------------------------------------------------------------------
@@ -527,12 +521,12 @@ def start_up(kv: KV, log: Log) -> dict[str, tuple[float, str]]:
             for raw in record.get("results", []):
                 m = Measurement.from_dict(raw)
                 last_results[m.key] = (m.value, m.unit)
-    for key, v in sorted(store.regressions.items()):
+    for key, v in sorted(store.regressions().items()):
         "{}: {:.6g} {} is {} (run {})".format(key, v["value"], v["unit"], v["reason"], v.get("run_id"))
-    sorted({k.split("/")[2] for k in store.regressions if k.split("/")[2] != "-"})
-    for key in set(store.baselines.history) | set(store.regressions) | set(store.streaks):  # reset_baselines
+    sorted({k.split("/")[2] for k in store.regressions() if k.split("/")[2] != "-"})
+    for key in set(store.baselines()) | set(store.regressions()) | set(store.streaks()):  # reset_baselines
         key.split("/")[2]
-    judge([Measurement("osd", "write_iops_4k", 0, 1.0, "iops")], store.baselines, {}, 0.5, 1)
+    store.judge([Measurement("osd", "write_iops_4k", 0, 1.0, "iops")], {}, 0.5, 1)
     return last_results
 
 

@@ -135,7 +135,8 @@ def test_an_error_is_logged_once_per_change_and_cleared_when_fixed(module_class:
 def test_config_and_regression_checks_coexist(module_class: Any) -> None:
     mod = make(module_class, rgw_s3_region="US EAST")
     regression = {"value": 10.0, "unit": "iops", "reason": "below baseline", "run_id": "osd-1"}
-    store = types.SimpleNamespace(regressions={"osd/write_4k_iops/osd.3": regression})
+    regressions = {"osd/write_4k_iops/osd.3": regression}
+    store = types.SimpleNamespace(regressions=lambda: dict(regressions))
     mod.runner = types.SimpleNamespace(store=store)
     mod.config_notify()
     checks = mod.health[-1]
@@ -144,7 +145,7 @@ def test_config_and_regression_checks_coexist(module_class: Any) -> None:
     mod.values["rgw_s3_region"] = "us-east-1"
     mod.config_notify()
     assert set(mod.health[-1]) == {"PERFWATCH_BENCH_REGRESSION"}
-    store.regressions.clear()
+    regressions.clear()
     mod._update_health()
     assert mod.health[-1] == {}
 

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from perfwatch import options, validation
-from perfwatch.benchmarks import runner
+from perfwatch.benchmarks import scheduling
+from perfwatch.benchmarks.kinds import KINDS
 
 GOOD_ENDPOINTS = [
     "",
@@ -166,7 +167,7 @@ def test_every_free_form_string_option_has_a_validator() -> None:
 
 
 def test_heavy_interval_options_are_those_the_runner_schedules() -> None:
-    assert set(validation.HEAVY_INTERVAL_OPTIONS) == set(runner.HEAVY_INTERVAL_OPTION.values())
+    assert set(validation.HEAVY_INTERVAL_OPTIONS) == set(scheduling.heavy_interval_options(KINDS))
 
 
 def configured(**values: object) -> dict:

@@ -136,6 +136,12 @@ class Benchmark:
     heavy = False  # heavy rounds run on command or schedule, pass the guard, one OSD per host at a time
     description = ""
     params: Tuple[ParamSpec, ...] = ()
+    interval_option: Optional[str] = None  # the option setting how often it runs on schedule (None: never)
+
+    def is_heavy(self, params: Dict[str, int]) -> bool:
+        """Whether a run with these (validated) parameters is heavy; a kind whose weight depends on its
+        parameters overrides this."""
+        return self.heavy
 
     def validate(self, params: Dict[str, Optional[int]]) -> Dict[str, int]:
         """Defaults filled in; ValueError naming the limit for anything out of range."""

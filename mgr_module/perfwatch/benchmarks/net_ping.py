@@ -29,6 +29,7 @@ class NetPing(Benchmark):
     name = "net"
     heavy = False
     description = "OSD heartbeat ping times (front and back) from the mgr; sends nothing"
+    interval_option = "net_probe_interval"
 
     def scope(self, params: Dict[str, int], osds: List[int]) -> str:
         return "the heartbeat ping times of {} OSDs".format(len(osds))

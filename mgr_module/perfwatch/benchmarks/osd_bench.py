@@ -37,6 +37,7 @@ class OsdBench(Benchmark):
     name = "osd"
     heavy = True
     description = "the OSD's own bench: 4 KiB write IOPS and 4 MiB write throughput on its local media"
+    interval_option = "osd_bench_interval"
     params = (
         ParamSpec("writes_4k", 3000, 100, 1000000, "4 KiB writes in the IOPS round (cut to the OSD's limit)"),
         ParamSpec("mib_4m", 100, 4, 10240, "MiB written in the 4 MiB throughput round (cut to the OSD's limit)"),

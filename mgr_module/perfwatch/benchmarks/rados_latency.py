@@ -26,6 +26,7 @@ class RadosLatency(Benchmark):
     writes = True
     scratch_pool = True
     description = "4 KiB object write/read latency per OSD (probe), or a timed round at a queue depth"
+    interval_option = "rados_probe_interval"
     params = (
         ParamSpec("seconds", 0, 0, 300, "0: the light per-OSD probe; else a round of writes then reads this long"),
         ParamSpec("queue_depth", 16, 1, 64, "operations in flight during a round"),

@@ -24,14 +24,12 @@ class RbdIO(Benchmark):
     writes = True
     scratch_pool = True
     description = "4 KiB random write then read IOPS and latency on a scratch RBD image"
+    interval_option = "rbd_bench_interval"
     params = (
         ParamSpec("seconds", 5, 1, 120, "seconds of writes, then as many of reads"),
         ParamSpec("queue_depth", 16, 1, 64, "I/Os in flight"),
         ParamSpec("image_mib", 64, 16, 1024, "scratch image size in MiB"),
     )
-
-    def is_heavy(self, params: Dict[str, int]) -> bool:
-        return True
 
     def scope(self, params: Dict[str, int], osds: List[int]) -> str:
         return "a {} MiB scratch image".format(params["image_mib"])

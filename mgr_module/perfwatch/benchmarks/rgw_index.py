@@ -21,6 +21,7 @@ class RgwIndex(Benchmark):
     heavy = False
     writes = True
     description = "bucket-index (omap) latency: a probe object's omap ops, and listing of real index shards"
+    interval_option = "rgw_probe_interval"
     params = (
         ParamSpec("keys", 16, 1, 1000, "omap keys written, read and removed on the probe object"),
         ParamSpec("shards", 4, 0, 64, "real index shards to list (read-only, 100 keys each)"),

@@ -1,0 +1,69 @@
+"""The records of scratch data awaiting cleanup: the registry, and run ids recovered from broken ones. Pure."""
+
+from typing import Any, Dict
+
+from . import records
+
+
+def _scratch_entry_ok(entry: Any) -> bool:
+    return isinstance(entry, dict) and all(
+        isinstance(entry[field], str) for field in records.SCRATCH_TEXT_FIELDS if field in entry
+    )
+
+
+def clean_scratch(data: Any) -> records.Cleaned:
+    """bench/scratch: run id -> {"kind", "entries"}: what an unfinished run wrote, for its cleanup.
+
+    Nothing here is dropped quietly: a run whose item is broken is reported in `recovered` (with its
+    kind, or the kind its run id names) so that its scratch can still be found by its run-id prefix."""
+    found, dropped = records.as_mapping(data, "the scratch registry")
+    if found is None:
+        return records.unusable(dropped[0])
+    out: Dict[str, Dict[str, Any]] = {}
+    recovered: Dict[str, str] = {}
+    for run_id, item in found.items():
+        kind = item.get("kind") if isinstance(item, dict) else None
+        kind = kind if isinstance(kind, str) and records.NAME.match(kind) else records.kind_of_run_id(run_id)
+        entries = item.get("entries") if isinstance(item, dict) else None
+        if not run_id:
+            dropped.append("scratch item with an empty run id")
+            recovered.update(records.run_ids_in(repr(item)))
+            continue
+        if not isinstance(entries, list):
+            dropped.append("scratch {}: no list of entries".format(run_id))
+            recovered[run_id] = kind
+            recovered.update(records.run_ids_in(repr(item)))
+            continue
+        good = [e for e in entries if _scratch_entry_ok(e)]
+        if len(good) < len(entries):
+            dropped.append("scratch {}: {} broken entries".format(run_id, len(entries) - len(good)))
+            recovered[run_id] = kind
+            recovered.update(records.run_ids_in(repr([e for e in entries if e not in good])))
+        if len(good) > records.MAX_SCRATCH_ENTRIES:
+            dropped.append("scratch {}: entries beyond {}".format(run_id, records.MAX_SCRATCH_ENTRIES))
+            recovered[run_id] = kind
+            good = good[: records.MAX_SCRATCH_ENTRIES]
+        if not kind:  # no kind to clean it with: only its run id (the prefix of its objects) is left
+            dropped.append("scratch {}: no kind".format(run_id))
+            recovered[run_id] = ""
+            continue
+        out[run_id] = dict(item, kind=kind, entries=good)
+    kinds = {run_id: item["kind"] for run_id, item in out.items()}
+    for run_id in records.bound(out):
+        recovered[run_id] = kinds[run_id]
+        dropped.append("scratch {}: beyond {} runs".format(run_id, records.MAX_KEYS))
+    return records.ok(out, dropped, recovered)
+
+
+def clean_recovered(data: Any) -> records.Cleaned:
+    """bench/recovered_scratch: run id -> kind ("" when unknown), of runs named by broken scratch records."""
+    found, dropped = records.as_mapping(data, "recovered run ids")
+    if found is None:
+        return records.unusable(dropped[0])
+    out = {}
+    for run_id, kind in found.items():
+        if run_id and isinstance(kind, str):
+            out[run_id] = kind
+        else:
+            dropped.append("recovered run id {!r}: {!r}".format(run_id, kind))
+    return records.ok(out, records.bounded(out, dropped))

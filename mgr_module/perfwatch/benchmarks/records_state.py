@@ -1,0 +1,101 @@
+"""The records of judged state: baselines, regressions, streaks and the last run of each kind. Pure."""
+
+from typing import Any, Dict, List, Optional, Tuple
+
+from . import records
+from .results import UNITS
+
+
+def clean_baselines(data: Any) -> records.Cleaned:
+    """bench/baselines: result key -> recent values."""
+    found, dropped = records.as_mapping(data, "baselines")
+    if found is None:
+        return records.unusable(dropped[0])
+    out: Dict[str, List[float]] = {}
+    for key, values in found.items():
+        if not records.RESULT_KEY.match(key):
+            dropped.append("baseline key {!r}".format(key))
+            continue
+        if not isinstance(values, list):
+            dropped.append("baseline {}: a {} where values should be".format(key, records.type_name(values)))
+            continue
+        numbers = [float(v) for v in values if records.is_number(v)]
+        if len(numbers) < len(values):
+            dropped.append("baseline {}: {} values that are not numbers".format(key, len(values) - len(numbers)))
+        if numbers:
+            out[key] = numbers
+    return records.ok(out, records.bounded(out, dropped))
+
+
+_REGRESSION_REQUIRED: Tuple[Tuple[str, type], ...] = (("value", float), ("reason", str))  # _update_health formats these
+_REGRESSION_OPTIONAL: Tuple[Tuple[str, type], ...] = (
+    ("key", str),
+    ("baseline", float),
+    ("ratio", float),
+    ("peer_baseline", float),
+    ("peer_ratio", float),
+    ("regressed", bool),
+    ("run_id", str),
+    ("at", float),
+    ("consecutive", int),
+)
+
+
+def _regression_problem(key: str, value: Any) -> Optional[str]:
+    if not records.RESULT_KEY.match(key):
+        return "regression key {!r}".format(key)
+    if not isinstance(value, dict):
+        return "regression {}: a {}".format(key, records.type_name(value))
+    for field, wanted in _REGRESSION_REQUIRED:
+        if not records.has_type(value.get(field), wanted):
+            return "regression {}: {} is a {}".format(key, field, records.type_name(value.get(field)))
+    if value.get("unit") not in UNITS:
+        return "regression {}: unit {!r}".format(key, value.get("unit"))
+    for field, wanted in _REGRESSION_OPTIONAL:
+        got = value.get(field)
+        if got is not None and not (records.is_int(got) if wanted is int else records.has_type(got, wanted)):
+            return "regression {}: {} is a {}".format(key, field, records.type_name(got))
+    return None
+
+
+def clean_regressions(data: Any) -> records.Cleaned:
+    """bench/regressions: result key -> the verdict that raised it (Verdict fields, run_id, at, consecutive)."""
+    found, dropped = records.as_mapping(data, "regressions")
+    if found is None:
+        return records.unusable(dropped[0])
+    out = {}
+    for key, value in found.items():
+        problem = _regression_problem(key, value)
+        if problem is None:
+            out[key] = value
+        else:
+            dropped.append(problem)
+    return records.ok(out, records.bounded(out, dropped))
+
+
+def clean_streaks(data: Any) -> records.Cleaned:
+    """bench/streaks: result key -> consecutive regressed results."""
+    found, dropped = records.as_mapping(data, "streaks")
+    if found is None:
+        return records.unusable(dropped[0])
+    out = {}
+    for key, value in found.items():
+        if records.RESULT_KEY.match(key) and records.is_int(value) and value >= 1:
+            out[key] = value
+        else:
+            dropped.append("streak {!r}: {!r}".format(key, value))
+    return records.ok(out, records.bounded(out, dropped))
+
+
+def clean_last_run(data: Any) -> records.Cleaned:
+    """bench/last_run: kind -> when its last run ended (epoch seconds)."""
+    found, dropped = records.as_mapping(data, "last run times")
+    if found is None:
+        return records.unusable(dropped[0])
+    out = {}
+    for key, value in found.items():
+        if records.NAME.match(key) and records.is_number(value):
+            out[key] = float(value)
+        else:
+            dropped.append("last run {!r}: {!r}".format(key, value))
+    return records.ok(out, records.bounded(out, dropped))

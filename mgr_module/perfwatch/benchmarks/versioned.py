@@ -1,0 +1,173 @@
+"""Reading and writing one versioned record of the mgr's key-value store under "bench/".
+
+Every record is written as {"version": records.VERSION, "data": ...}. Reading one never raises: an older
+record is migrated; a newer, unreadable or wrongly shaped one is copied to "bench/aside/<key>/<time>" (at
+most ASIDE_MAX of them, none larger than ASIDE_MAX_CHARS; never read again) and replaced by what could be
+kept of it, with one log line. Run ids named by broken scratch material are collected in `found`.
+"""
+
+import json
+import threading
+import time
+from typing import Any, Callable, Dict, List, Optional
+
+from . import records
+
+PREFIX = "bench/"
+ASIDE_PREFIX = PREFIX + "aside/"
+ASIDE_INDEX = "aside_index"
+ASIDE_MAX = 20  # records kept aside; the oldest is deleted when one more comes
+ASIDE_MAX_CHARS = 65536  # larger ones are dropped, not copied (the mon's config-key entry limit is 64 KiB)
+PROBLEMS_KEPT = 20
+
+
+class VersionedRecords:
+    def __init__(
+        self,
+        get: Callable[[str], Optional[str]],
+        put: Callable[[str, Optional[str]], None],
+        log: Any,
+        clock: Callable[[], float],
+        lock: "threading.RLock",
+    ) -> None:
+        self._get = get
+        self._put = put
+        self._log = log
+        self._clock = clock
+        self._lock = lock  # the owner's: held while a value it changes is encoded
+        self.problems: List[str] = []  # the last few load problems, as logged
+        self.found: Dict[str, str] = {}  # run id -> kind, named by broken scratch material while loading
+        self._aside: Optional[List[str]] = None  # keys set aside, loaded when first needed
+
+    # ----- reading ------------------------------------------------------------------------------
+
+    def load(self, name: str, clean: Callable[[Any], records.Cleaned], default: Callable[[], Any]) -> Any:
+        """The record `name`, migrated and checked; `default()` when absent or unusable. Never raises."""
+        key = PREFIX + name
+        try:
+            raw = self._get(key)
+        except Exception as exc:
+            self._problem("cannot read {} ({}: {}); starting it empty".format(key, type(exc).__name__, exc))
+            return default()
+        if raw is None or raw == "":
+            return default()
+        try:
+            return self._decode(name, raw, clean, default)
+        except Exception as exc:  # a bug in a check must not stop serve() either
+            self._problem("{} could not be read ({}: {}); starting it empty".format(key, type(exc).__name__, exc))
+            return default()
+
+    def _decode(self, name: str, raw: Any, clean: Callable[[Any], records.Cleaned], default: Callable[[], Any]) -> Any:
+        key = PREFIX + name
+        text = raw if isinstance(raw, str) else repr(raw)
+        try:
+            doc = json.loads(text)
+        except ValueError as exc:
+            return self._unusable(name, text, "is not JSON ({})".format(exc), default)
+        version, data = 1, doc
+        if isinstance(doc, dict) and "version" in doc:
+            version = doc["version"]
+            if not records.is_int(version) or version < 1 or "data" not in doc:
+                return self._unusable(name, text, "has a broken envelope (version {!r})".format(version), default)
+            data = doc["data"]
+        if version > records.VERSION:
+            why = "was written by a newer perfwatch (version {}; this one reads up to {})".format(
+                version, records.VERSION
+            )
+            return self._unusable(name, text, why, default)
+        cleaned = clean(data)
+        self.found.update(cleaned.recovered)
+        if cleaned.value is None:
+            return self._unusable(name, text, "is not what it should be: " + "; ".join(cleaned.dropped), default)
+        if cleaned.dropped:
+            where = self._set_aside(name, text)
+            self._problem(
+                "{} (version {}): dropped {}{}, kept the rest; the original: {}".format(
+                    key, version, len(cleaned.dropped), sample(cleaned.dropped), where
+                )
+            )
+        elif version < records.VERSION:
+            self._log.info("perfwatch: %s migrated from version %d to %d", key, version, records.VERSION)
+        if cleaned.dropped or version < records.VERSION:
+            self.save(name, cleaned.value)  # so the next start reads it as it is now
+        return cleaned.value
+
+    def _unusable(self, name: str, text: str, why: str, default: Callable[[], Any]) -> Any:
+        """Set the whole record aside, say so once, and start it from default()."""
+        found = records.run_ids_in(text) if name in ("scratch", "recovered_scratch") else {}
+        self.found.update(found)
+        where = self._set_aside(name, text)
+        note = "; run ids it names kept for cleanup by prefix{}".format(sample(sorted(found))) if found else ""
+        self._problem("{}{} {}; {}{}; starting it empty".format(PREFIX, name, why, where, note))
+        value = default()
+        self.save(name, value)
+        return value
+
+    def _problem(self, line: str) -> None:
+        self._log.warning("perfwatch: %s", line)
+        self.problems.append(line)
+        del self.problems[:-PROBLEMS_KEPT]
+
+    def _set_aside(self, name: str, text: str) -> str:
+        """Copy a record to bench/aside/<name>/<time>; returns what happened, for the log line."""
+        if len(text) > ASIDE_MAX_CHARS:
+            return "dropped it ({} characters: too large to set aside)".format(len(text))
+        try:
+            with self._lock:
+                index = self._aside_index()
+                stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(self._clock()))
+                key = "{}{}/{}".format(ASIDE_PREFIX, name, stamp)
+                n = 1
+                while key in index:
+                    n += 1
+                    key = "{}{}/{}-{}".format(ASIDE_PREFIX, name, stamp, n)
+                self._put(key, text)
+                index.append(key)
+                for old in index[:-ASIDE_MAX]:
+                    self._put(old, None)
+                del index[:-ASIDE_MAX]
+            self.save(ASIDE_INDEX, index)
+            return "set aside in " + key
+        except Exception as exc:
+            return "could not set it aside ({}: {})".format(type(exc).__name__, exc)
+
+    def _aside_index(self) -> List[str]:
+        if self._aside is None:
+            raw = self._get(PREFIX + ASIDE_INDEX)  # may raise: then read again next time
+            self._aside = []
+            if raw:
+                try:
+                    doc = json.loads(raw)
+                except ValueError:
+                    doc = None
+                ok = isinstance(doc, dict) and doc.get("version") == records.VERSION
+                keys = records.clean_key_list(doc.get("data") if ok else None).value
+                if keys is None:  # the records it named stay where they are, uncounted
+                    self._log.warning("perfwatch: %s%s is unreadable; starting it empty", PREFIX, ASIDE_INDEX)
+                self._aside = keys or []
+        return self._aside
+
+    # ----- writing ------------------------------------------------------------------------------
+
+    def save(self, name: str, value: Any) -> None:
+        """Write one record in its envelope. A failure is a log line: the next save tries again."""
+        try:
+            with self._lock:  # run threads change these while others save them
+                text = json.dumps({"version": records.VERSION, "data": value}, sort_keys=True)
+            self._put(PREFIX + name, text)
+        except Exception as exc:
+            self._log.error("perfwatch: cannot save %s%s (%s: %s)", PREFIX, name, type(exc).__name__, exc)
+
+    def bound(self, what: str, mapping: Dict[str, Any]) -> None:
+        """Trim a mapping to records.MAX_KEYS keys, with a log line naming what was dropped."""
+        with self._lock:
+            extra = records.bound(mapping)
+        if extra:
+            self._log.warning(
+                "perfwatch: %s beyond %d keys: dropped %d%s", what, records.MAX_KEYS, len(extra), sample(extra)
+            )
+
+
+def sample(items: List[str], n: int = 3) -> str:
+    more = " and {} more".format(len(items) - n) if len(items) > n else ""
+    return " (" + "; ".join(items[:n]) + more + ")"
