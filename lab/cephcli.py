@@ -1,11 +1,12 @@
-"""The `ceph` command line against the lab, with a timeout on every call."""
+"""The `ceph` command line (and the other Ceph tools: `rbd`, `rados`) against the lab, with a timeout on
+every call."""
 
 from __future__ import annotations
 
 import json
 import subprocess
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 
 class CephCommandError(Exception):
@@ -13,6 +14,12 @@ class CephCommandError(Exception):
         super().__init__(f"`{' '.join(argv)}` exited {returncode}: {stderr.strip()[-500:]}")
         self.returncode = returncode
         self.stderr = stderr
+
+
+class Ceph(Protocol):
+    """The `ceph` command against one cluster, as `run` with its conf bound (Lab.ceph is one)."""
+
+    def __call__(self, *args: str, timeout: float = ..., as_json: bool = ...) -> Any: ...
 
 
 def run(conf: Path, *args: str, timeout: float = 30.0, as_json: bool = True, inbuf: str | None = None) -> Any:

@@ -1,6 +1,8 @@
-"""cgroup v1 groups for the lab's CPU and media knobs: create, fill with a process, remove.
+"""cgroup v1 groups for the lab's CPU and media knobs: create, fill with a process, remove. And the shell
+commands that mount the machine's cgroup hierarchies again inside a network namespace (for an exporter).
 
-A removed group first hands its processes back to the root group, so a daemon is never left limited.
+A removed group first hands its processes back to the group each came from (else the root group), so a
+daemon is never left limited.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""`python3 -m lab up|down|status|env|start|stop`: a real Ceph cluster on this machine."""
+"""`python3 -m lab up|down|status|env|start|stop|saturate|clear|load`: a real Ceph cluster on this machine."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import signal
 import sys
 from pathlib import Path
 
-from . import knobs, load
+from . import bootstrap, knobs, load
 from .cluster import Lab, LabAlreadyRunning
 from .config import LabConfig, LabError, load_config, resolve_directory
 
@@ -192,13 +192,13 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "saturate":
             return _saturate(lab, args)
         if args.command == "clear":
-            cleared, problems = knobs.clear(lab, args.knob)
+            cleared, problems = knobs.clear(lab.state, lab.save_state, args.knob)
             for problem in problems:
                 print(f"lab: could not undo: {problem}", file=sys.stderr)
             print(f"lab: cleared {', '.join(cleared) if cleared else 'nothing (no such knob was on)'}")
             return 1 if problems else 0
         if args.command == "load":
-            result = load.run(lab, args.pattern, args.seconds)
+            result = load.run(lab.config.conf_path, lab.dir, lab.topo.client, args.pattern, args.seconds)
             size = load.PATTERNS[args.pattern].io_size
             print(
                 f"lab: {result.pattern} from {result.where}: {result.seconds:.0f} s, {result.ops} ops, "
@@ -225,12 +225,13 @@ def _saturate(lab: Lab, args: argparse.Namespace) -> int:
             osds = args.osd
         for osd in osds:
             lab.check_osd(osd)
-        made = knobs.saturate_cpu(lab, osds, args.cores)
+        made = knobs.saturate_cpu(lab.state, lab.save_state, lab.config.name, osds, args.cores)
     elif args.knob == "media":
         lab.check_osd(args.osd)
-        made = [knobs.saturate_media(lab, args.osd, args.iops, args.mbps)]
+        block = bootstrap.osd_data(lab.dir, args.osd) / "block"
+        made = [knobs.saturate_media(lab.state, lab.save_state, lab.config.name, args.osd, block, args.iops, args.mbps)]
     else:
-        made = [knobs.saturate_network(lab, args.host, args.rate)]
+        made = [knobs.saturate_network(lab.state, lab.save_state, lab.topo, args.host, args.rate)]
     for knob in made:
         print(f"lab: {knob['kind']} knob on {knob['target']}: {knobs.describe(knob)}")
     return 0

@@ -10,6 +10,8 @@
            `rate`.
 
 Each knob is a dict in the lab state, keyed "<kind>:<target>", holding what `clear` needs to undo it.
+The functions that change knobs take that state and a `save` that writes it to the lab directory: a
+knob is recorded before it is made, so `clear` and `down` undo a half-made one too.
 """
 
 from __future__ import annotations
@@ -18,14 +20,14 @@ import os
 import re
 import stat
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from . import cgroups, procs
 from .config import LabError
-
-if TYPE_CHECKING:
-    from .cluster import Lab
+from .state import LabState
+from .topology import Topology
 
 KINDS = ("cpu", "media", "network")
 CFS_PERIOD_US = 100_000
@@ -102,38 +104,45 @@ def media_target(block: Path) -> tuple[str, str, str]:
 # ----- apply and undo --------------------------------------------------------------------------------
 
 
-def _osd_pid(lab: Lab, osd_id: int) -> int:
-    ref = lab.state.daemons.get(f"osd.{osd_id}")
+def _osd_pid(state: LabState, osd_id: int) -> int:
+    ref = state.daemons.get(f"osd.{osd_id}")
     if ref is None or not procs.is_alive(ref):
         raise LabError(f"osd.{osd_id} is not running: start it first (`python3 -m lab start osd.{osd_id}`)")
     return ref.pid
 
 
-def saturate_cpu(lab: Lab, osd_ids: list[int], cores: float) -> list[dict[str, Any]]:
+def saturate_cpu(
+    state: LabState, save: Callable[[], None], lab_name: str, osd_ids: list[int], cores: float
+) -> list[dict[str, Any]]:
+    """Each OSD of `osd_ids` (all running) gets `cores` of CPU time; the knobs made."""
     quota = check_cores(cores)
     if not osd_ids:
         raise LabError("no OSD to limit (that host has none)")
-    pids = {osd_id: _osd_pid(lab, osd_id) for osd_id in osd_ids}  # all running, before changing anything
+    pids = {osd_id: _osd_pid(state, osd_id) for osd_id in osd_ids}  # all running, before changing anything
     made = []
     for osd_id, pid in pids.items():
-        group = group_name(lab.config.name, osd_id)
+        group = group_name(lab_name, osd_id)
         knob = {"kind": "cpu", "target": f"osd.{osd_id}", "cores": cores, "quota_us": quota, "group": group}
-        lab.state.knobs[f"cpu:osd.{osd_id}"] = knob
-        lab.save_state()  # recorded before it exists: `clear` and `down` undo a half-made knob too
+        state.knobs[f"cpu:osd.{osd_id}"] = knob
+        save()  # recorded before it exists: `clear` and `down` undo a half-made knob too
         cgroups.create("cpu", group, {"cpu.cfs_period_us": str(CFS_PERIOD_US), "cpu.cfs_quota_us": str(quota)})
         knob["origin"] = cgroups.add_process("cpu", group, pid)
-        lab.save_state()
+        save()
         made.append(knob)
     return made
 
 
-def saturate_media(lab: Lab, osd_id: int, iops: int, mbps: float | None) -> dict[str, Any]:
+def saturate_media(
+    state: LabState, save: Callable[[], None], lab_name: str, osd_id: int, block: Path, iops: int, mbps: float | None
+) -> dict[str, Any]:
+    """The OSD (running) gets `iops` read and `iops` write IOPS, and `mbps` MB/s each way unless 0 or None,
+    on the disk under its `block`."""
     check_iops(iops)
     if mbps is not None and mbps != 0 and not 0.1 <= mbps <= 100_000:
         raise LabError(f"--mbps {mbps}: must be 0 (no cap) or between 0.1 and 100000")
-    pid = _osd_pid(lab, osd_id)
-    device, numbers, disk = media_target(lab.dir / "osd" / f"ceph-{osd_id}" / "block")
-    group = group_name(lab.config.name, osd_id)
+    pid = _osd_pid(state, osd_id)
+    device, numbers, disk = media_target(block)
+    group = group_name(lab_name, osd_id)
     knob = {
         "kind": "media",
         "target": f"osd.{osd_id}",
@@ -144,8 +153,8 @@ def saturate_media(lab: Lab, osd_id: int, iops: int, mbps: float | None) -> dict
         "numbers": numbers,
         "group": group,
     }
-    lab.state.knobs[f"media:osd.{osd_id}"] = knob
-    lab.save_state()
+    state.knobs[f"media:osd.{osd_id}"] = knob
+    save()
     settings = {
         "blkio.throttle.read_iops_device": f"{numbers} {iops}",
         "blkio.throttle.write_iops_device": f"{numbers} {iops}",
@@ -155,7 +164,7 @@ def saturate_media(lab: Lab, osd_id: int, iops: int, mbps: float | None) -> dict
     settings["blkio.throttle.write_bps_device"] = f"{numbers} {bps}"
     cgroups.create("blkio", group, settings)
     knob["origin"] = cgroups.add_process("blkio", group, pid)
-    lab.save_state()
+    save()
     return knob
 
 
@@ -164,10 +173,13 @@ def _tc(netns: str | None, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(argv, capture_output=True, text=True, timeout=30)
 
 
-def saturate_network(lab: Lab, host_name: str, rate: str) -> dict[str, Any]:
+def saturate_network(
+    state: LabState, save: Callable[[], None], topo: Topology, host_name: str, rate: str
+) -> dict[str, Any]:
+    """Shape both ends of the host's veth to `rate` (a tc rate, e.g. 80mbit)."""
     bits = parse_rate(rate)
     try:
-        host = lab.topo.host_named(host_name)
+        host = topo.host_named(host_name)
     except KeyError as exc:
         raise LabError(str(exc.args[0])) from exc
     if host.netns is None or host.veth is None:
@@ -183,8 +195,8 @@ def saturate_network(lab: Lab, host_name: str, rate: str) -> dict[str, Any]:
         "links": [host.veth, f"{host.netns}:eth0"],
         "ends": [[ns, dev] for ns, dev in ends],
     }
-    lab.state.knobs[f"network:{host.crush_name}"] = knob
-    lab.save_state()
+    state.knobs[f"network:{host.crush_name}"] = knob
+    save()
     for netns, dev in ends:
         proc = _tc(netns, "qdisc", "replace", "dev", dev, "root", "tbf", "rate", f"{bits}bit", "burst",
                    str(burst), "latency", "50ms")  # fmt: skip
@@ -193,9 +205,9 @@ def saturate_network(lab: Lab, host_name: str, rate: str) -> dict[str, Any]:
     return knob
 
 
-def undo(lab: Lab, key: str) -> list[str]:
+def undo(state: LabState, save: Callable[[], None], key: str) -> list[str]:
     """Undo one recorded knob; the problems met (never raises). Forgets it once fully undone."""
-    knob = lab.state.knobs.get(key)
+    knob = state.knobs.get(key)
     if knob is None:
         return []
     try:
@@ -203,8 +215,8 @@ def undo(lab: Lab, key: str) -> list[str]:
     except (OSError, subprocess.SubprocessError) as exc:
         problems = [f"{key}: {exc}"]
     if not problems:
-        del lab.state.knobs[key]
-        lab.save_state()
+        del state.knobs[key]
+        save()
     return problems
 
 
@@ -226,24 +238,24 @@ def _undo(knob: dict[str, Any]) -> list[str]:
     return problems
 
 
-def clear(lab: Lab, kind: str | None = None) -> tuple[list[str], list[str]]:
+def clear(state: LabState, save: Callable[[], None], kind: str | None = None) -> tuple[list[str], list[str]]:
     """Undo every knob, or every knob of one kind: (keys cleared, problems)."""
     if kind is not None and kind not in KINDS:
         raise LabError(f"no knob {kind!r}: knobs are {', '.join(KINDS)}")
-    keys = [k for k, v in lab.state.knobs.items() if kind is None or v["kind"] == kind]
+    keys = [k for k, v in state.knobs.items() if kind is None or v["kind"] == kind]
     problems: list[str] = []
     cleared = []
     for key in keys:
-        met = undo(lab, key)
+        met = undo(state, save, key)
         problems += met
         if not met:
             cleared.append(key)
     return cleared, problems
 
 
-def reapply_to(lab: Lab, daemon: str, pid: int) -> None:
+def reapply_to(state: LabState, daemon: str, pid: int) -> None:
     """A restarted OSD goes back into the groups of the knobs that name it."""
-    for key, knob in lab.state.knobs.items():
+    for key, knob in state.knobs.items():
         if knob["target"] == daemon and knob["kind"] in ("cpu", "media"):
             try:
                 cgroups.add_process("cpu" if knob["kind"] == "cpu" else "blkio", knob["group"], pid)

@@ -1,5 +1,6 @@
-"""`lab load`: client load from a namespace of its own, through librbd (`rbd bench`), bounded in time
-and space, the way published Ceph test campaigns drove each saturation.
+"""`lab load`: client load from the lab's client host (a namespace of its own when the hosts have theirs),
+through librbd (`rbd bench`), bounded in time and space, the way published Ceph test campaigns drove each
+saturation.
 
 Images are fixed-size and written over in place, so a load of any length never fills the lab's small
 OSDs. They have only the `layering` feature: no exclusive lock for a killed client to leave behind.
@@ -14,13 +15,10 @@ import signal
 import subprocess
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from . import cephcli
+from . import cephcli, state
 from .config import LabError
-
-if TYPE_CHECKING:
-    from .cluster import Lab
+from .topology import Host
 
 POOL = "perfwatch-load"
 MIB = 1024 * 1024
@@ -87,28 +85,30 @@ def check_seconds(seconds: float) -> None:
         raise LabError(f"--seconds {seconds}: must be between 1 and 3600")
 
 
-def _prepare(lab: Lab, pattern: Pattern) -> None:
-    pools = lab.ceph("osd", "pool", "ls")
+def _prepare(conf: Path, pattern: Pattern) -> None:
+    pools = cephcli.run(conf, "osd", "pool", "ls")
     if POOL not in pools:
-        lab.ceph("osd", "pool", "create", POOL, "8", as_json=False)
-        lab.ceph("osd", "pool", "application", "enable", POOL, "rbd", as_json=False)
-    images = lab.ceph_tool("rbd", "ls", "--format", "json", POOL)
+        cephcli.run(conf, "osd", "pool", "create", POOL, "8", as_json=False)
+        cephcli.run(conf, "osd", "pool", "application", "enable", POOL, "rbd", as_json=False)
+    images = cephcli.run_tool("rbd", conf, "ls", "--format", "json", POOL)
     if pattern.image not in images:
-        lab.ceph_tool("rbd", "create", "--size", f"{pattern.image_mib}M", "--image-feature", "layering",
-                      f"{POOL}/{pattern.image}", as_json=False)  # fmt: skip
-    if pattern.needs_data and not _filled(lab, pattern):
+        create = ("create", "--size", f"{pattern.image_mib}M", "--image-feature", "layering", f"{POOL}/{pattern.image}")
+        cephcli.run_tool("rbd", conf, *create, as_json=False)
+    if pattern.needs_data and not _filled(conf, pattern):
         fill = dataclasses.replace(pattern, io_type="write", io_pattern="seq")
         total = pattern.image_mib * MIB
-        argv = fill.bench_argv(lab.config.conf_path, total)
+        argv = fill.bench_argv(conf, total)
         proc = subprocess.run(argv, capture_output=True, text=True, timeout=600)
         if proc.returncode != 0:
             raise LabError(f"filling {pattern.image} failed: {proc.stderr.strip()[-400:]}")
-        lab.ceph_tool("rbd", "image-meta", "set", f"{POOL}/{pattern.image}", "perfwatch.filled", "1", as_json=False)
+        meta = ("image-meta", "set", f"{POOL}/{pattern.image}", "perfwatch.filled", "1")
+        cephcli.run_tool("rbd", conf, *meta, as_json=False)
 
 
-def _filled(lab: Lab, pattern: Pattern) -> bool:
+def _filled(conf: Path, pattern: Pattern) -> bool:
     try:
-        lab.ceph_tool("rbd", "image-meta", "get", f"{POOL}/{pattern.image}", "perfwatch.filled", as_json=False)
+        meta = ("image-meta", "get", f"{POOL}/{pattern.image}", "perfwatch.filled")
+        cephcli.run_tool("rbd", conf, *meta, as_json=False)
     except cephcli.CephCommandError:
         return False
     return True
@@ -124,30 +124,31 @@ def _signal_group(proc: subprocess.Popen, sig: int) -> None:
         proc.send_signal(sig)
 
 
-def run(lab: Lab, pattern_name: str, seconds: float) -> LoadResult:
-    """Run one pattern for `seconds` from the client namespace; returns what the client measured."""
+def run(conf: Path, lab_dir: Path, client: Host, pattern_name: str, seconds: float) -> LoadResult:
+    """Run one pattern for `seconds` from the `client` host (the lab's client namespace) against the cluster
+    of `conf`; returns what the client measured. The bench is recorded in the state of the lab in `lab_dir`
+    while it runs, so `down` stops it if this process cannot."""
     if pattern_name not in PATTERNS:
         raise LabError(f"--pattern {pattern_name!r}: one of {', '.join(PATTERNS)}")
     check_seconds(seconds)
     pattern = PATTERNS[pattern_name]
     try:
-        _prepare(lab, pattern)
+        _prepare(conf, pattern)
     except cephcli.CephCommandError as exc:
         raise LabError(f"preparing the load pool or image failed: {exc}") from exc
-    client = lab.topo.client
     # More bytes than the client could move in the time: the clock, not the total, ends the run.
     total = 1 << 50
-    argv = pattern.bench_argv(lab.config.conf_path, total)
+    argv = pattern.bench_argv(conf, total)
     # `timeout` is the guard if this process dies: the bench still ends (SIGTERM, then SIGKILL) after
     # its time. It leads a process group of its own, with rbd in it: we signal that whole group.
     argv = ["timeout", "--signal=TERM", "--kill-after=10", f"{seconds + 15:.0f}", *argv]
     if client.netns:
         argv = ["ip", "netns", "exec", client.netns, *argv]  # execs: the PID stays timeout's
-    log = lab.dir / "log" / f"load.{os.getpid()}.out"
+    log = lab_dir / "log" / f"load.{os.getpid()}.out"
     started = time.monotonic()
     with open(log, "w") as out:
         proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-        lab.record_process(f"load.{proc.pid}", proc.pid)  # so `down` stops it if we die first
+        state.record_process(lab_dir, f"load.{proc.pid}", proc.pid)  # so `down` stops it if we die first
         try:
             try:
                 proc.wait(timeout=seconds)
@@ -163,7 +164,7 @@ def run(lab: Lab, pattern_name: str, seconds: float) -> LoadResult:
             proc.wait()
             raise
         finally:
-            lab.forget_process(f"load.{proc.pid}")
+            state.forget_process(lab_dir, f"load.{proc.pid}")
     elapsed = time.monotonic() - started
     text = log.read_text(errors="replace")
     log.unlink()

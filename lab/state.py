@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from .config import LabError
-from .procs import ProcRef
+from .procs import ProcRef, read_stat
 
 STATE_FILE = "state.json"
 STATE_VERSION = 1
@@ -132,3 +132,20 @@ class LabState:
                 "`ip netns list`, `ip link`); then move the file away "
                 f"(`mv {path} {path}.bad`) and run `python3 -m lab --dir {directory} down` to remove the rest"
             ) from exc
+
+
+def record_process(directory: Path, name: str, pid: int) -> None:
+    """A helper process (a load) recorded like a daemon in the state of the lab in `directory`, so `down`
+    stops it if its owner cannot. The state is read afresh: another command may have changed it meanwhile."""
+    stat = read_stat(pid)
+    if stat is not None:
+        state = LabState.load(directory)
+        state.daemons[name] = ProcRef(pid, stat[1])
+        state.save(directory)
+
+
+def forget_process(directory: Path, name: str) -> None:
+    """Remove a helper process's record (it has ended) from the state of the lab in `directory`."""
+    state = LabState.load(directory)
+    if state.daemons.pop(name, None) is not None:
+        state.save(directory)

@@ -4,15 +4,17 @@ one is an error that names the file and says what to do, and `down` does not gue
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from lab import procs
 from lab.config import LabConfig, LabError
 from lab.procs import ProcRef
-from lab.state import STATE_FILE, STATE_VERSION, LabState, StateUnreadable
+from lab.state import STATE_FILE, STATE_VERSION, LabState, StateUnreadable, forget_process, record_process
 
 REPO = Path(__file__).resolve().parents[2]
 LAB_NAME = "zzstate"  # no real lab's name: `down` below looks for cgroups named after it
@@ -133,3 +135,16 @@ def test_down_stops_at_a_broken_state_with_one_line_and_proceeds_once_it_is_move
     proc = lab("--dir", str(directory), "down")
     assert proc.returncode == 0, proc.stderr
     assert not directory.exists()
+
+
+def test_a_helper_process_is_recorded_in_the_file_as_it_is_now_and_forgotten_again(tmp_path: Path) -> None:
+    sample().save(tmp_path)
+    record_process(tmp_path, "load.1", os.getpid())
+    recorded = LabState.load(tmp_path)
+    assert procs.is_alive(recorded.daemons["load.1"]) and recorded.daemons["load.1"].pid == os.getpid()
+    assert {k: v for k, v in recorded.daemons.items() if k != "load.1"} == sample().daemons
+    assert recorded.knobs == sample().knobs
+    forget_process(tmp_path, "load.1")
+    assert LabState.load(tmp_path) == sample()
+    forget_process(tmp_path, "load.1")  # twice: nothing to do
+    assert LabState.load(tmp_path) == sample()

@@ -1,0 +1,147 @@
+"""A new cluster's files, made before its daemons start: ceph.conf and the keyrings, the mgr module
+folder, the mon's store (mkfs with a one-mon monmap) and each OSD's store, on a loop device or a file."""
+
+from __future__ import annotations
+
+import subprocess
+import uuid
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from . import cephconf, keyring, loopdev, prereq
+from .config import REPO_ROOT, LabConfig, LabError
+from .state import LabState
+from .topology import Topology
+
+MODULE_NAME = "perfwatch"
+MODULE_SOURCE = REPO_ROOT / "mgr_module" / MODULE_NAME
+SUBDIRECTORIES = ("run", "log", "crash", "mon", "mgr", "osd", "rgw", "devices")
+
+
+def osd_data(directory: Path, osd_id: int | str) -> Path:
+    """An OSD's data folder; its `block` is the device (or file) it stores on."""
+    return directory / "osd" / f"ceph-{osd_id}"
+
+
+def osd_image(directory: Path, osd_id: int | str) -> Path:
+    """The sparse file under an OSD's loop device (--backing loop)."""
+    return directory / "devices" / f"osd.{osd_id}.img"
+
+
+def run(argv: list[str], timeout: float = 120) -> None:
+    """Run a one-shot Ceph tool (mkfs, monmaptool); LabError with the end of its output if it fails."""
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+    if proc.returncode != 0:
+        raise LabError(f"`{' '.join(argv)}` failed: {(proc.stderr or proc.stdout).strip()[-800:]}")
+
+
+def make_directories(config: LabConfig) -> None:
+    for sub in SUBDIRECTORIES:
+        (config.directory / sub).mkdir(parents=True, exist_ok=True)
+
+
+def write_config_and_keys(config: LabConfig, topo: Topology, fsid: str) -> None:
+    d = config.directory
+    config.conf_path.write_text(cephconf.render(config, topo, fsid))
+    names = [
+        "mon.",
+        "client.admin",
+        *(f"mgr.{m}" for m in config.mgrs),
+        *(f"osd.{o.id}" for o in topo.osds),
+        cephconf.rgw_name(config),
+    ]
+    entities = {n: keyring.Entity(n, keyring.make_key(), keyring.caps_for(n)) for n in names}
+    # The mon imports every entity of its initial keyring at mkfs: one step registers all daemons.
+    (d / "mon-initial.keyring").write_text(keyring.render(list(entities.values())))
+    (d / "keyring").write_text(keyring.render([entities["client.admin"]]))
+    for name, entity in entities.items():
+        kind, ident = name.split(".", 1)
+        if kind in ("mgr", "osd", "mon"):
+            where = d / kind / f"ceph-{ident or cephconf.MON_ID}"
+        elif name.startswith("client.rgw."):
+            where = d / "rgw"
+        else:
+            continue
+        where.mkdir(parents=True, exist_ok=True)
+        if kind != "mon":  # mon mkfs writes its own keyring
+            (where / "keyring").write_text(keyring.render([entity]))
+    for path in d.rglob("keyring"):
+        path.chmod(0o600)
+
+
+def link_modules(config: LabConfig) -> None:
+    """A module folder that links every module Ceph ships, plus ours from the checkout."""
+    target = config.directory / "mgr-modules"
+    target.mkdir(exist_ok=True)
+    for entry in prereq.MGR_MODULES_DIR.iterdir():
+        if entry.name != MODULE_NAME:
+            (target / entry.name).symlink_to(entry)
+    (target / MODULE_NAME).symlink_to(MODULE_SOURCE)
+
+
+def mkfs_mon(config: LabConfig, topo: Topology, fsid: str) -> None:
+    d = config.directory
+    run(
+        [
+            "monmaptool",
+            "--create",
+            "--clobber",
+            "--enable-all-features",
+            "--fsid",
+            fsid,
+            "--addv",
+            cephconf.MON_ID,
+            cephconf.mon_addr(config, topo),
+            str(d / "monmap"),
+        ]
+    )
+    run(
+        [
+            "ceph-mon",
+            "-c",
+            str(config.conf_path),
+            "--mkfs",
+            "-i",
+            cephconf.MON_ID,
+            "--monmap",
+            str(d / "monmap"),
+            "--keyring",
+            str(d / "mon-initial.keyring"),
+        ]
+    )
+
+
+def mkfs_osds(config: LabConfig, topo: Topology, state: LabState, save: Callable[[], None]) -> dict[int, str]:
+    """Each OSD's store (its loop device recorded in `state` as soon as it exists); the OSD uuids, by id."""
+    uuids = {o.id: str(uuid.uuid4()) for o in topo.osds}
+    for osd in topo.osds:
+        data = osd_data(config.directory, osd.id)
+        data.mkdir(parents=True, exist_ok=True)
+        if config.osd_backing == "loop":
+            image = osd_image(config.directory, osd.id)
+            with open(image, "wb") as fh:
+                fh.truncate(config.osd_size_bytes)
+            dev = loopdev.attach(image)
+            state.loops[str(osd.id)] = dev
+            save()
+            (data / "block").symlink_to(dev)
+
+    def mkfs(osd_id: int) -> None:
+        run(
+            [
+                "ceph-osd",
+                "-c",
+                str(config.conf_path),
+                "-i",
+                str(osd_id),
+                "--mkfs",
+                "--osd-uuid",
+                uuids[osd_id],
+                "--no-mon-config",
+            ]
+        )
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        list(pool.map(mkfs, uuids))
+    return uuids
