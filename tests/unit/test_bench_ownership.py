@@ -22,6 +22,7 @@ class Pools:
     def __init__(self, apps: dict[str, dict[str, Any]]) -> None:
         self.apps = apps
         self.created: list[str] = []
+        self.ready_after = 0  # polls before a new pool's PGs have primaries
 
     def pool_applications(self, name: str) -> dict[str, Any] | None:
         return self.apps.get(name)
@@ -32,6 +33,12 @@ class Pools:
     def create_pool(self, name: str, pg_num: int, application: str) -> None:
         self.created.append(name)
         self.apps[name] = {application: {}}
+        self.polls = 0
+
+    def pg_primaries(self, pool_id: int) -> dict[int, int]:
+        """A new pool's PGs get their primaries a few polls after it was created."""
+        self.polls += 1
+        return {pg: pg % 3 for pg in range(32)} if self.polls > self.ready_after else {0: 0}
 
 
 @pytest.mark.parametrize(
@@ -162,3 +169,16 @@ def test_a_bucket_perfwatch_created_or_an_empty_one_is_the_probes(s3: FakeS3, ta
 
 def test_probe_object_keys_carry_the_run_id() -> None:
     assert rgw_index.s3_key("rgw-20261123T010203-abcd") == "perfwatch-probe.rgw-20261123T010203-abcd"
+
+
+def test_a_new_pool_is_ready_only_when_every_pg_has_a_primary() -> None:
+    pools = Pools({})
+    naps: list[float] = []
+    pools.create_pool("perfwatch", 32, "perfwatch")
+    pools.ready_after = 3
+    scratch.wait_for_primaries(pools, "perfwatch", (1, 32), sleep=naps.append)
+    assert pools.polls == 4 and len(naps) == 3
+    pools.polls = -1000  # a pool whose PGs never peer
+    ticks = iter(range(100))
+    with pytest.raises(BenchError, match="after 60 s the mgr knows a primary for only 1 of its 32 PGs"):
+        scratch.wait_for_primaries(pools, "perfwatch", (1, 32), clock=lambda: float(next(ticks)), sleep=naps.append)

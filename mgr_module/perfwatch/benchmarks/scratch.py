@@ -70,7 +70,32 @@ def ensure_pool(adapter: Any, options: Dict[str, Any]) -> Tuple[int, int]:
         found = adapter.pool(pool)
         if found is None:
             raise BenchError("scratch pool {!r} was created but is not in the OSD map yet".format(pool))
+        wait_for_primaries(adapter, pool, found)
     return found
+
+
+POOL_READY_SECONDS = 60.0  # a new pool's PGs peer in seconds; the run waits for them, not fails on them
+
+
+def wait_for_primaries(
+    adapter: Any,
+    pool: str,
+    found: Tuple[int, int],
+    timeout: float = POOL_READY_SECONDS,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+) -> None:
+    """After creating the pool: wait until the mgr knows an acting primary for each of its PGs, so the
+    first run (and the heavy-round guard, which counts unknown PGs as unclean) finds it ready."""
+    pool_id, pg_num = found
+    deadline = clock() + timeout
+    while len(adapter.pg_primaries(pool_id)) < pg_num:
+        if clock() >= deadline:
+            raise BenchError(
+                "scratch pool {!r} was created, but after {:.0f} s the mgr knows a primary for only {} of its "
+                "{} PGs: are enough OSDs up?".format(pool, timeout, len(adapter.pg_primaries(pool_id)), pg_num)
+            )
+        sleep(1.0)
 
 
 LIST_BATCH = 10000  # names listed at a time
