@@ -28,6 +28,7 @@ from lab.cluster import Lab  # noqa: E402
 from perfwatch import counters, exposition  # noqa: E402
 from perfwatch.adapter import CephAdapter  # noqa: E402
 from perfwatch.collector import Collector, Settings  # noqa: E402
+from perfwatch.metric_families import MODULE_REGISTRY  # noqa: E402
 from perfwatch.server import HttpServer  # noqa: E402
 from perfwatch.web import active_app  # noqa: E402
 
@@ -80,7 +81,7 @@ def simulated(sizes: list[int], scrapes: int) -> None:
             dump = json.loads(RecordedAdapter(1).dump)
             samples.extend(counters.extract(counters.OSD_SPECS, dump, f"osd.{i}")[0])
         r0 = time.perf_counter()
-        text = exposition.render(counters.FAMILIES, samples)
+        text = exposition.render(MODULE_REGISTRY, samples)
         render = time.perf_counter() - r0
         entry = collector.cache.get()
         server = HttpServer(active_app(collector.cache, "bench"), "127.0.0.1", 0, logging.getLogger("bench"))

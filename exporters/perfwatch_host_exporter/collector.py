@@ -7,8 +7,8 @@ import threading
 import time
 from typing import Callable, List, NamedTuple, Optional, Set, Tuple
 
-from perfwatch.counters import Labels, Sample
 from perfwatch.exposition import render
+from perfwatch.metrics_model import Labels, Sample
 
 from . import asok, network, rgw
 from . import families as f
@@ -60,7 +60,7 @@ class Collector:
         self._lock = threading.Lock()
 
     def render(self) -> str:
-        return render(f.FAMILIES, self.collect())
+        return render(f.EXPORTER_REGISTRY, self.collect())
 
     def collect(self) -> List[Sample]:
         with self._lock:

@@ -1,51 +1,68 @@
-"""The exporter's metric families (names without the ceph_perfwatch_ prefix that render() adds).
+"""The exporter's metric families (names without the ceph_perfwatch_ prefix that render() adds),
+declared into EXPORTER_REGISTRY: the exporter's own, not the mgr module's."""
 
-The exporter's own table (the module's declare_family, into our registry, not the module's FAMILIES)."""
+from typing import Iterable, Tuple
 
-from typing import Dict
+from perfwatch.metrics_model import Registry
 
-from perfwatch.counters import Family, declare_family
+EXPORTER_REGISTRY = Registry()
 
-FAMILIES: Dict[str, Family] = {}
+DAEMON: Tuple[str, ...] = ("ceph_daemon", "cluster", "hostname")
+HOST: Tuple[str, ...] = ("hostname",)
 
 
-def _family(name: str, type_: str, help_: str) -> str:
-    return declare_family(name, type_, help_, FAMILIES)
+def _family(name: str, type_: str, help_: str, labels: Iterable[str]) -> str:
+    return EXPORTER_REGISTRY.declare(name, type_, help_, labels).name
 
 
 # --- per daemon: ceph_daemon, cluster (the fsid), hostname -----------------------------------------
-CPU_SECONDS = _family("daemon_cpu_seconds_total", "counter", "CPU seconds the daemon has used, by mode (user, system)")
-THREADS = _family("daemon_threads", "gauge", "Threads of the daemon's process")
-RSS = _family("daemon_resident_memory_bytes", "gauge", "Resident memory of the daemon's process")
-CGROUP_INFO = _family("daemon_cgroup_info", "gauge", "The daemon's CPU cgroup (path and cgroup version); always 1")
+CPU_SECONDS = _family(
+    "daemon_cpu_seconds_total", "counter", "CPU seconds the daemon has used, by mode (user, system)", (*DAEMON, "mode")
+)
+THREADS = _family("daemon_threads", "gauge", "Threads of the daemon's process", DAEMON)
+RSS = _family("daemon_resident_memory_bytes", "gauge", "Resident memory of the daemon's process", DAEMON)
+CGROUP_INFO = _family(
+    "daemon_cgroup_info",
+    "gauge",
+    "The daemon's CPU cgroup (path and cgroup version); always 1",
+    (*DAEMON, "cgroup_version", "cgroup"),
+)
 CPU_LIMIT = _family(
     "daemon_cgroup_cpu_limit_cores",
     "gauge",
     "CPU cores the daemon's cgroup may use: the smallest quota over its cgroup and its ancestors",
+    DAEMON,
 )
 CPU_PERIODS = _family(
     "daemon_cgroup_cpu_periods_total",
     "counter",
     "CFS enforcement periods with runnable tasks, of the cgroup whose quota limits the daemon (else its own)",
+    DAEMON,
 )
 CPU_THROTTLED_PERIODS = _family(
-    "daemon_cgroup_cpu_throttled_periods_total", "counter", "CFS periods in which the limiting cgroup was throttled"
+    "daemon_cgroup_cpu_throttled_periods_total",
+    "counter",
+    "CFS periods in which the limiting cgroup was throttled",
+    DAEMON,
 )
 CPU_THROTTLED_SECONDS = _family(
     "daemon_cgroup_cpu_throttled_seconds_total",
     "counter",
     "Seconds the limiting cgroup spent throttled (summed over CPUs)",
+    DAEMON,
 )
 OSD_DEVICE = _family(
     "osd_device_info",
     "gauge",
     "Kernel block devices beneath an OSD's BlueStore block, block.db and block.wal (device as in "
     "/proc/diskstats and node_disk_*); always 1",
+    (*DAEMON, "role", "device", "partition", "via"),
 )
 RGW_OBJECTER_OPS = _family(
     "rgw_objecter_ops_total",
     "counter",
     "RADOS operations an RGW sent that do bucket-index work: cls calls and omap reads, writes, deletes",
+    (*DAEMON, "op"),
 )
 
 # --- host: hostname --------------------------------------------------------------------------------
@@ -53,21 +70,29 @@ LINK_CAPACITY = _family(
     "network_link_capacity_bytes",
     "gauge",
     "Bytes per second an interface can send: its root tbf/htb shaping rate (source=tc), else its link speed",
+    (*HOST, "device", "source"),
 )
 
 # --- the exporter itself: hostname -----------------------------------------------------------------
-SCRAPE_DURATION = _family("exporter_scrape_duration_seconds", "gauge", "Seconds the last collection took")
+SCRAPE_DURATION = _family("exporter_scrape_duration_seconds", "gauge", "Seconds the last collection took", HOST)
 SCRAPE_ERRORS = _family(
-    "exporter_scrape_errors_total", "counter", "Things the exporter failed to read, by source; the scrape goes on"
+    "exporter_scrape_errors_total",
+    "counter",
+    "Things the exporter failed to read, by source; the scrape goes on",
+    (*HOST, "source"),
 )
 DAEMONS = _family(
-    "exporter_daemons", "gauge", "Ceph daemons the last collection reported (of the --cluster-fsid cluster, if given)"
+    "exporter_daemons",
+    "gauge",
+    "Ceph daemons the last collection reported (of the --cluster-fsid cluster, if given)",
+    HOST,
 )
 DAEMONS_UNKNOWN_CLUSTER = _family(
     "exporter_daemons_unknown_cluster",
     "gauge",
     'Ceph daemons on this host whose cluster fsid no source told: reported with cluster="", or left out '
     "under --cluster-fsid",
+    HOST,
 )
 
 ERROR_SOURCES = ("proc", "cgroup", "asok", "device", "network")

@@ -10,21 +10,19 @@ from typing import Callable, Dict, List, NamedTuple, Optional, Tuple
 
 from . import counters, exposition
 from .adapter import REASON_DECODE, REASON_DOWN, REASON_ERROR, REASON_TIMEOUT, CephAdapter, FetchError
-from .counters import Sample, declare_family
-
-DURATION = declare_family("collection_duration_seconds", "gauge", "Seconds the last collection cycle took")
-LAST_COLLECTION = declare_family("last_collection_timestamp_seconds", "gauge", "When the last collection cycle ended")
-COLLECTIONS = declare_family("collections_total", "counter", "Collection cycles run since the module started")
-POLLED = declare_family("daemons_polled", "gauge", "Daemons asked for counters in the last cycle")
-FETCH_ERRORS = declare_family("fetch_errors_total", "counter", "Failed attempts to read a daemon's counters, by reason")
-DAEMON_UP = declare_family("daemon_up", "gauge", "1 if the daemon's counters were read in the last cycle, else 0")
-LAST_SUCCESS = declare_family(
-    "daemon_last_success_timestamp_seconds", "gauge", "When the daemon's counters were last read successfully"
+from .metric_families import (
+    CACHE_AGE,
+    COLLECTIONS,
+    DAEMON_UP,
+    DURATION,
+    FETCH_ERRORS,
+    LAST_COLLECTION,
+    LAST_SUCCESS,
+    MISSING,
+    MODULE_REGISTRY,
+    POLLED,
 )
-MISSING = declare_family(
-    "counters_missing", "gauge", "Counters of our table that the daemon's release does not have (renames show here)"
-)
-CACHE_AGE = declare_family("cache_age_seconds", "gauge", "Age of the collected data this scrape was served from")
+from .metrics_model import Sample
 
 PERF_DUMP = {"prefix": "perf dump", "format": "json"}
 DUMP_MEMPOOLS = {"prefix": "dump_mempools", "format": "json"}
@@ -64,7 +62,7 @@ class MetricsCache:
         tail = ""
         if entry.generated_at is not None:
             age = max(0.0, now - entry.generated_at)
-            tail = exposition.render(counters.FAMILIES, [Sample(CACHE_AGE, "", (), round(age, 3))])
+            tail = exposition.render(MODULE_REGISTRY, [Sample(CACHE_AGE, "", (), round(age, 3))])
         if compressed:
             return entry.gz + gzip.compress(tail.encode("utf-8"), compresslevel=1)
         return entry.text + tail.encode("utf-8")
@@ -161,7 +159,7 @@ class Collector:
             except Exception:
                 self.log.exception("extra samples failed; exporting the rest")
         samples.extend(self._self_samples(status, time.monotonic() - t0, ended))
-        self.cache.put(exposition.render(counters.FAMILIES, samples), ended)
+        self.cache.put(exposition.render(MODULE_REGISTRY, samples), ended)
         self.log.debug("collection of %d daemons took %.3f s", len(status), ended - started)
 
     def _read_osds(self, up: List[int], settings: Settings) -> List[OsdReading]:

@@ -2,91 +2,57 @@
 
 Every entry names the logger, the counter's spellings (newest release first) and what kind of value
 it is. The names are looked up in what the live daemon returns, so a rename across releases is one
-more spelling in a tuple here. Pure: dicts in, samples out.
+more spelling in a tuple here. The families the samples belong to are declared in metric_families.
+Pure: dicts in, samples out.
 """
 
 import re
 from typing import Any, Dict, Iterable, List, NamedTuple, Optional, Tuple
 
-Labels = Tuple[Tuple[str, str], ...]
-
-
-class Family(NamedTuple):
-    name: str  # without the ceph_perfwatch_ prefix
-    type: str  # counter | gauge | summary
-    help: str
-
-
-class Sample(NamedTuple):
-    family: str  # the Family name
-    suffix: str  # "" or "_sum" / "_count" for summaries
-    labels: Labels
-    value: float
+from .metric_families import (
+    BUF_HIT,
+    BUF_MISS,
+    CACHE_BUDGET,
+    CACHE_COMMITTED,
+    CACHE_TARGET,
+    COMPACT_QUEUE,
+    COMPACTIONS,
+    DB_TOTAL,
+    DB_USED,
+    GET_LAT,
+    MEM_TARGET,
+    MEMPOOL_BYTES,
+    MEMPOOL_ITEMS,
+    ONODE_HITS,
+    ONODE_MISSES,
+    ONODES,
+    RGW_FAILED,
+    RGW_LIST_BUCKETS_LAT,
+    RGW_LIST_LAT,
+    RGW_META_HIT,
+    RGW_META_MISS,
+    RGW_QACTIVE,
+    RGW_QLEN,
+    RGW_REQS,
+    SLOW_USED,
+    SUBMIT_LAT,
+    SUBMIT_SYNC_LAT,
+    WAL_TOTAL,
+    WAL_USED,
+    WRITE_DELAY,
+)
+from .metrics_model import Labels, Sample
 
 
 class Spec(NamedTuple):
-    family: str
+    family: str  # a name declared in metric_families
     logger: str
     names: Tuple[str, ...]  # spellings across releases, newest first
     read: str  # "value" | "avg" (avgcount+sum -> summary) | "avg_sum" (only the sum) | "pri_sum"
     labels: Labels = ()
 
 
-FAMILIES: Dict[str, Family] = {}
-
-
-def declare_family(name: str, type_: str, help_: str, registry: Optional[Dict[str, Family]] = None) -> str:
-    """Register a metric family (name without prefix) in `registry` (default: the module's FAMILIES);
-    returns the name for use in Samples."""
-    table = FAMILIES if registry is None else registry
-    if name in table and table[name] != Family(name, type_, help_):
-        raise ValueError("family {} declared twice, differently".format(name))
-    table[name] = Family(name, type_, help_)
-    return name
-
-
-# --- BlueStore cache ----------------------------------------------------------------------------
-ONODE_HITS = declare_family("bluestore_onode_hits_total", "counter", "BlueStore onode cache hits")
-ONODE_MISSES = declare_family("bluestore_onode_misses_total", "counter", "BlueStore onode cache misses")
-ONODES = declare_family("bluestore_onodes", "gauge", "Onodes in the BlueStore cache")
-BUF_HIT = declare_family("bluestore_buffer_hit_bytes_total", "counter", "Bytes read from the BlueStore buffer cache")
-BUF_MISS = declare_family(
-    "bluestore_buffer_miss_bytes_total", "counter", "Bytes read that missed the BlueStore buffer cache"
-)
-MEM_TARGET = declare_family(
-    "bluestore_memory_target_bytes", "gauge", "The OSD memory target the cache autotuner works to"
-)
-CACHE_BUDGET = declare_family(
-    "bluestore_cache_budget_bytes", "gauge", "Bytes the autotuner gives to all BlueStore caches"
-)
-CACHE_TARGET = declare_family(
-    "bluestore_cache_target_bytes", "gauge", "Bytes the autotuner assigned to one cache (sum over priorities)"
-)
-CACHE_COMMITTED = declare_family(
-    "bluestore_cache_committed_bytes", "gauge", "Bytes one cache may use now (its target rounded up to whole chunks)"
-)
-MEMPOOL_BYTES = declare_family("bluestore_mempool_bytes", "gauge", "Bytes held in a bluestore_cache_* mempool")
-MEMPOOL_ITEMS = declare_family("bluestore_mempool_items", "gauge", "Items held in a bluestore_cache_* mempool")
-
-# --- RocksDB (the whole logger is priority 0: no Ceph exporter shows it) -------------------------
-COMPACTIONS = declare_family("rocksdb_compactions_total", "counter", "RocksDB compactions, by what started them")
-COMPACT_QUEUE = declare_family("rocksdb_compaction_queue_length", "gauge", "Compaction ranges waiting in the queue")
-GET_LAT = declare_family("rocksdb_get_latency_seconds", "summary", "RocksDB get latency")
-SUBMIT_LAT = declare_family("rocksdb_submit_latency_seconds", "summary", "RocksDB write submit latency")
-SUBMIT_SYNC_LAT = declare_family("rocksdb_submit_sync_latency_seconds", "summary", "RocksDB synchronous submit latency")
-WRITE_DELAY = declare_family(
-    "rocksdb_write_delay_seconds_total",
-    "counter",
-    "Seconds writes were stalled by RocksDB (moves with rocksdb_perf on)",
-)
-
-# --- BlueFS ---------------------------------------------------------------------------------------
-DB_TOTAL = declare_family("bluefs_db_total_bytes", "gauge", "Size of the BlueFS DB device")
-DB_USED = declare_family("bluefs_db_used_bytes", "gauge", "Bytes used on the BlueFS DB device")
-SLOW_USED = declare_family("bluefs_slow_used_bytes", "gauge", "RocksDB bytes spilled over onto the slow (main) device")
-WAL_TOTAL = declare_family("bluefs_wal_total_bytes", "gauge", "Size of the BlueFS WAL device (0 without one)")
-WAL_USED = declare_family("bluefs_wal_used_bytes", "gauge", "Bytes used on the BlueFS WAL device")
-
+# --- BlueStore cache, RocksDB (priority 0: no Ceph exporter shows it), BlueFS ---------------------
 CACHES = ("data", "meta", "kv", "kv_onode")
 
 OSD_SPECS: Tuple[Spec, ...] = (
@@ -117,21 +83,6 @@ OSD_SPECS: Tuple[Spec, ...] = (
 MEMPOOL_PREFIX = "bluestore_cache_"
 
 # --- RGW: what the running release lets the mgr see (priority >= 5 counters reported to it) --------
-RGW_REQS = declare_family("rgw_requests_total", "counter", "Requests the RGW has served")
-RGW_FAILED = declare_family("rgw_failed_requests_total", "counter", "Requests the RGW has failed")
-RGW_QLEN = declare_family("rgw_queue_length", "gauge", "Requests waiting in the RGW's queue")
-RGW_QACTIVE = declare_family("rgw_active_requests", "gauge", "Requests the RGW is working on")
-RGW_META_HIT = declare_family(
-    "rgw_metadata_cache_hits_total", "counter", "RGW metadata cache hits (bucket info lookups among them)"
-)
-RGW_META_MISS = declare_family("rgw_metadata_cache_misses_total", "counter", "RGW metadata cache misses")
-RGW_LIST_LAT = declare_family(
-    "rgw_list_objects_latency_seconds", "summary", "RGW bucket listing latency (Reef and later)"
-)
-RGW_LIST_BUCKETS_LAT = declare_family(
-    "rgw_list_buckets_latency_seconds", "summary", "RGW list-buckets latency (Reef and later)"
-)
-
 RGW_SPECS: Tuple[Spec, ...] = (
     Spec(RGW_REQS, "rgw", ("req",), "value"),
     Spec(RGW_FAILED, "rgw", ("failed_req",), "value"),

@@ -3,7 +3,7 @@
 import math
 from typing import Dict, Iterable, List
 
-from .counters import Family, Sample
+from .metrics_model import Family, Registry, Sample
 
 PREFIX = "ceph_perfwatch_"
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
@@ -27,12 +27,15 @@ def format_value(value: float) -> str:
     return repr(float(value))
 
 
-def render(families: Dict[str, Family], samples: Iterable[Sample]) -> str:
-    """HELP and TYPE once per family, its samples together, families in the order first seen."""
+def render(registry: Registry, samples: Iterable[Sample]) -> str:
+    """HELP and TYPE once per family, its samples together, families in the order first seen.
+
+    A sample of a family the registry lacks is a KeyError, one whose suffix or label names are not its
+    family's a ValueError: both are bugs, never silent output."""
     grouped: Dict[str, List[Sample]] = {}
+    families: Dict[str, Family] = {}
     for sample in samples:
-        if sample.family not in families:
-            raise KeyError("sample of undeclared family {!r}".format(sample.family))
+        families[sample.family] = registry.family_of(sample)
         grouped.setdefault(sample.family, []).append(sample)
     out: List[str] = []
     for name, group in grouped.items():

@@ -1,6 +1,7 @@
 import copy
 
 from perfwatch import counters as c
+from perfwatch.metric_families import MODULE_REGISTRY
 
 from .fakes import MEMPOOLS, PERF_DUMP
 
@@ -64,7 +65,7 @@ def test_rgw_counters_from_the_mgr_shape() -> None:
 
 
 def test_family_names_follow_prometheus_conventions() -> None:
-    for family in c.FAMILIES.values():
+    for family in MODULE_REGISTRY.families():
         if family.type == "counter":
             assert family.name.endswith("_total"), family.name
         else:

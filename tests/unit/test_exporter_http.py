@@ -19,8 +19,8 @@ from perfwatch_host_exporter.app import make_app
 from perfwatch_host_exporter.collector import Collector, Settings
 from prometheus_client.parser import text_string_to_metric_families
 
-from perfwatch.counters import Sample
 from perfwatch.exposition import CONTENT_TYPE
+from perfwatch.metrics_model import Sample
 from perfwatch.server import HttpServer
 
 from .fixtures_exporter.fakehost import FakeHost

@@ -1,13 +1,13 @@
 from prometheus_client.parser import text_string_to_metric_families
 
 from perfwatch import exposition
-from perfwatch.counters import Family, Sample
+from perfwatch.metrics_model import Registry, Sample
 
-FAMILIES = {
-    "things_total": Family("things_total", "counter", 'Things\\counted\nover "lines"'),
-    "lat_seconds": Family("lat_seconds", "summary", "A latency"),
-    "size_bytes": Family("size_bytes", "gauge", "A size"),
-}
+THINGS_HELP = 'Things\\counted\nover "lines"'
+FAMILIES = Registry()
+FAMILIES.declare("things_total", "counter", THINGS_HELP, ("ceph_daemon",))
+FAMILIES.declare("lat_seconds", "summary", "A latency", ("ceph_daemon",))
+FAMILIES.declare("size_bytes", "gauge", "A size", ("ceph_daemon",))
 
 
 def test_help_and_type_appear_once_per_family_with_samples_together() -> None:
@@ -27,7 +27,9 @@ def test_help_and_type_appear_once_per_family_with_samples_together() -> None:
 
 
 def test_escaping_of_help_and_label_values() -> None:
-    text = exposition.render(FAMILIES, [Sample("things_total", "", (("path", 'a\\b"c\nd'),), 1)])
+    paths = Registry()
+    paths.declare("things_total", "counter", THINGS_HELP, ("path",))
+    text = exposition.render(paths, [Sample("things_total", "", (("path", 'a\\b"c\nd'),), 1)])
     assert '# HELP ceph_perfwatch_things_total Things\\\\counted\\nover "lines"' in text
     assert 'ceph_perfwatch_things_total{path="a\\\\b\\"c\\nd"} 1' in text
     family = next(iter(text_string_to_metric_families(text)))

@@ -1,0 +1,166 @@
+"""Every metric family the mgr module exports, declared in one place into MODULE_REGISTRY.
+
+The names (without the ceph_perfwatch_ prefix that render() adds) are what Samples carry: counters.py
+reads the Ceph counters into the first group, collector.py reports itself with the second,
+benchmarks/metrics.py turns results into the third. The host exporter has a registry of its own.
+"""
+
+from typing import Tuple
+
+from .metrics_model import Registry
+
+MODULE_REGISTRY = Registry()
+_declare = MODULE_REGISTRY.declare
+
+DAEMON: Tuple[str, ...] = ("ceph_daemon",)
+
+# --- Ceph counters (counters.py): BlueStore cache -----------------------------------------------------
+ONODE_HITS = _declare("bluestore_onode_hits_total", "counter", "BlueStore onode cache hits", DAEMON).name
+ONODE_MISSES = _declare("bluestore_onode_misses_total", "counter", "BlueStore onode cache misses", DAEMON).name
+ONODES = _declare("bluestore_onodes", "gauge", "Onodes in the BlueStore cache", DAEMON).name
+BUF_HIT = _declare(
+    "bluestore_buffer_hit_bytes_total", "counter", "Bytes read from the BlueStore buffer cache", DAEMON
+).name
+BUF_MISS = _declare(
+    "bluestore_buffer_miss_bytes_total", "counter", "Bytes read that missed the BlueStore buffer cache", DAEMON
+).name
+MEM_TARGET = _declare(
+    "bluestore_memory_target_bytes", "gauge", "The OSD memory target the cache autotuner works to", DAEMON
+).name
+CACHE_BUDGET = _declare(
+    "bluestore_cache_budget_bytes", "gauge", "Bytes the autotuner gives to all BlueStore caches", DAEMON
+).name
+CACHE_TARGET = _declare(
+    "bluestore_cache_target_bytes",
+    "gauge",
+    "Bytes the autotuner assigned to one cache (sum over priorities)",
+    (*DAEMON, "cache"),
+).name
+CACHE_COMMITTED = _declare(
+    "bluestore_cache_committed_bytes",
+    "gauge",
+    "Bytes one cache may use now (its target rounded up to whole chunks)",
+    (*DAEMON, "cache"),
+).name
+MEMPOOL_BYTES = _declare(
+    "bluestore_mempool_bytes", "gauge", "Bytes held in a bluestore_cache_* mempool", (*DAEMON, "pool")
+).name
+MEMPOOL_ITEMS = _declare(
+    "bluestore_mempool_items", "gauge", "Items held in a bluestore_cache_* mempool", (*DAEMON, "pool")
+).name
+
+# --- Ceph counters: RocksDB (the whole logger is priority 0: no Ceph exporter shows it) ---------------
+COMPACTIONS = _declare(
+    "rocksdb_compactions_total", "counter", "RocksDB compactions, by what started them", (*DAEMON, "trigger")
+).name
+COMPACT_QUEUE = _declare(
+    "rocksdb_compaction_queue_length", "gauge", "Compaction ranges waiting in the queue", DAEMON
+).name
+GET_LAT = _declare("rocksdb_get_latency_seconds", "summary", "RocksDB get latency", DAEMON).name
+SUBMIT_LAT = _declare("rocksdb_submit_latency_seconds", "summary", "RocksDB write submit latency", DAEMON).name
+SUBMIT_SYNC_LAT = _declare(
+    "rocksdb_submit_sync_latency_seconds", "summary", "RocksDB synchronous submit latency", DAEMON
+).name
+WRITE_DELAY = _declare(
+    "rocksdb_write_delay_seconds_total",
+    "counter",
+    "Seconds writes were stalled by RocksDB (moves with rocksdb_perf on)",
+    DAEMON,
+).name
+
+# --- Ceph counters: BlueFS -----------------------------------------------------------------------------
+DB_TOTAL = _declare("bluefs_db_total_bytes", "gauge", "Size of the BlueFS DB device", DAEMON).name
+DB_USED = _declare("bluefs_db_used_bytes", "gauge", "Bytes used on the BlueFS DB device", DAEMON).name
+SLOW_USED = _declare(
+    "bluefs_slow_used_bytes", "gauge", "RocksDB bytes spilled over onto the slow (main) device", DAEMON
+).name
+WAL_TOTAL = _declare("bluefs_wal_total_bytes", "gauge", "Size of the BlueFS WAL device (0 without one)", DAEMON).name
+WAL_USED = _declare("bluefs_wal_used_bytes", "gauge", "Bytes used on the BlueFS WAL device", DAEMON).name
+
+# --- Ceph counters: RGW, what the running release lets the mgr see -------------------------------------
+RGW_REQS = _declare("rgw_requests_total", "counter", "Requests the RGW has served", DAEMON).name
+RGW_FAILED = _declare("rgw_failed_requests_total", "counter", "Requests the RGW has failed", DAEMON).name
+RGW_QLEN = _declare("rgw_queue_length", "gauge", "Requests waiting in the RGW's queue", DAEMON).name
+RGW_QACTIVE = _declare("rgw_active_requests", "gauge", "Requests the RGW is working on", DAEMON).name
+RGW_META_HIT = _declare(
+    "rgw_metadata_cache_hits_total", "counter", "RGW metadata cache hits (bucket info lookups among them)", DAEMON
+).name
+RGW_META_MISS = _declare("rgw_metadata_cache_misses_total", "counter", "RGW metadata cache misses", DAEMON).name
+RGW_LIST_LAT = _declare(
+    "rgw_list_objects_latency_seconds", "summary", "RGW bucket listing latency (Reef and later)", DAEMON
+).name
+RGW_LIST_BUCKETS_LAT = _declare(
+    "rgw_list_buckets_latency_seconds", "summary", "RGW list-buckets latency (Reef and later)", DAEMON
+).name
+
+# --- the collection itself (collector.py) -------------------------------------------------------------
+DURATION = _declare("collection_duration_seconds", "gauge", "Seconds the last collection cycle took").name
+LAST_COLLECTION = _declare("last_collection_timestamp_seconds", "gauge", "When the last collection cycle ended").name
+COLLECTIONS = _declare("collections_total", "counter", "Collection cycles run since the module started").name
+POLLED = _declare("daemons_polled", "gauge", "Daemons asked for counters in the last cycle").name
+FETCH_ERRORS = _declare(
+    "fetch_errors_total", "counter", "Failed attempts to read a daemon's counters, by reason", (*DAEMON, "reason")
+).name
+DAEMON_UP = _declare(
+    "daemon_up", "gauge", "1 if the daemon's counters were read in the last cycle, else 0", DAEMON
+).name
+LAST_SUCCESS = _declare(
+    "daemon_last_success_timestamp_seconds", "gauge", "When the daemon's counters were last read successfully", DAEMON
+).name
+MISSING = _declare(
+    "counters_missing",
+    "gauge",
+    "Counters of our table that the daemon's release does not have (renames show here)",
+    DAEMON,
+).name
+CACHE_AGE = _declare("cache_age_seconds", "gauge", "Age of the collected data this scrape was served from").name
+
+# --- benchmark results (benchmarks/metrics.py): ceph_daemon only for a result of one OSD ---------------
+BENCH: Tuple[str, ...] = (*DAEMON, "kind", "metric")
+BENCH_RESULT = {
+    "iops": _declare(
+        "bench_iops", "gauge", "Last benchmark result in operations per second", BENCH, optional=DAEMON
+    ).name,
+    "bytes_per_second": _declare(
+        "bench_throughput_bytes_per_second",
+        "gauge",
+        "Last benchmark result in bytes per second",
+        BENCH,
+        optional=DAEMON,
+    ).name,
+    "seconds": _declare("bench_latency_seconds", "gauge", "Last benchmark latency result", BENCH, optional=DAEMON).name,
+}
+BENCH_BASELINE = {
+    "iops": _declare(
+        "bench_baseline_iops", "gauge", "Rolling median of recent results (operations/s)", BENCH, optional=DAEMON
+    ).name,
+    "bytes_per_second": _declare(
+        "bench_baseline_throughput_bytes_per_second",
+        "gauge",
+        "Rolling median of recent results (bytes/s)",
+        BENCH,
+        optional=DAEMON,
+    ).name,
+    "seconds": _declare(
+        "bench_baseline_latency_seconds", "gauge", "Rolling median of recent latencies", BENCH, optional=DAEMON
+    ).name,
+}
+BENCH_RATIO = _declare(
+    "bench_baseline_ratio",
+    "gauge",
+    "Last result's performance relative to its baseline (below 1 is worse)",
+    BENCH,
+    optional=DAEMON,
+).name
+BENCH_IS_REGRESSION = _declare(
+    "bench_regression", "gauge", "1 while the last result is a regression", BENCH, optional=DAEMON
+).name
+BENCH_LAST_RUN = _declare(
+    "bench_last_run_timestamp_seconds", "gauge", "When a run of the kind last ended", ("kind",)
+).name
+BENCH_RUNS = _declare(
+    "bench_runs_total", "counter", "Benchmark runs since the module started, by outcome", ("kind", "outcome")
+).name
+BENCH_PROBE = _declare(
+    "bench_probe_latency_seconds", "histogram", "Latency of light probe operations", BENCH, optional=DAEMON
+).name
