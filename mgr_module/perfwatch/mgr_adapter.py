@@ -1,4 +1,5 @@
-"""CephAdapter inside ceph-mgr: tell commands through send_command, maps and counters through get().
+"""CephAdapter inside ceph-mgr: tell commands through send_command, maps and counters through get();
+and MgrProgress, the benchmarks' heavy rounds shown in `ceph progress`.
 
 At most one request per OSD is outstanding: a request that timed out stays registered until the OSD
 answers it, and until then that OSD is reported busy instead of being sent another. A request with no
@@ -162,3 +163,25 @@ class MgrAdapter(CephAdapter):
         dump = self.tell_osd(osd_id, {"prefix": "perf dump", "logger": "osd", "counter": "op_latency"}, self.timeout())
         latency = dump.get("osd", {}).get("op_latency", {})
         return {"sum": float(latency.get("sum", 0.0)), "avgcount": float(latency.get("avgcount", 0))}
+
+
+class MgrProgress:
+    """Heavy rounds in `ceph progress`; a progress module that is off or failing never stops a run."""
+
+    def __init__(self, module: MgrModule) -> None:
+        self.module = module
+
+    def _call(self, method: str, *args: Any) -> None:
+        try:
+            self.module.remote("progress", method, *args)
+        except Exception as exc:
+            self.module.log.debug("progress %s failed: %s", method, exc)
+
+    def update(self, ev_id: str, message: str, fraction: float) -> None:
+        self._call("update", ev_id, message, fraction)
+
+    def complete(self, ev_id: str) -> None:
+        self._call("complete", ev_id)
+
+    def fail(self, ev_id: str, message: str) -> None:
+        self._call("fail", ev_id, message)

@@ -1,35 +1,50 @@
-"""The ceph-mgr entry points: options, commands and the serve loops. Logic lives in the plain modules."""
+"""The ceph-mgr entry points: the options and commands declared to the mgr, and the serve loops that put
+the collector, the benchmark runner and result board, and the HTTP endpoint together. What they do is in
+those plain modules; this one only wires them and answers the mgr."""
 
+import functools
+import inspect
 import threading
 import time
-from typing import Any, ClassVar, Dict, List, Optional, Tuple
+from typing import Any, Callable, ClassVar, Dict, List, Optional
 
-from mgr_module import CLIReadCommand, CLIWriteCommand, HandleCommandResult, MgrModule, MgrStandbyModule, Option
+from mgr_module import CLIReadCommand, CLIWriteCommand, HandleCommandResult, MgrModule, Option
 
-from . import bench_commands, mgr_logging, options, osd_table, status, validation
-from .benchmarks.metrics import ProbeHistograms, result_samples
+from . import config, mgr_logging, options, osd_table, status, validation
+from .benchmarks import commands, health
+from .benchmarks.result_board import ResultBoard
 from .benchmarks.run import Run
 from .benchmarks.runner import Runner
 from .benchmarks.store import BenchStore
 from .collector import Collector, Settings
-from .counters import Sample
-from .mgr_adapter import MgrAdapter
+from .mgr_adapter import MgrAdapter, MgrProgress
 from .output import OutputFormat, render
 from .server import HttpServer
 from .version import __version__
-from .web import active_app, standby_app
+from .web import active_app
 
 MODULE_OPTIONS = [Option(**spec) for spec in options.OPTIONS]
 
-BENCH_REGRESSION = "PERFWATCH_BENCH_REGRESSION"
+CommandMethod = Callable[..., HandleCommandResult]
 
 
-def _endpoint(mod: Any) -> Dict[str, Any]:
-    """server_addr/server_port, honouring per-mgr overrides (mgr/perfwatch/<id>/server_port)."""
-    return {
-        "addr": str(mod.get_localized_module_option("server_addr", options.defaults()["server_addr"])),
-        "port": options.coerce("server_port", mod.get_localized_module_option("server_port")),
-    }
+def _with_runner(method: CommandMethod) -> CommandMethod:
+    """A bench command: answers EAGAIN until serve() has built the runner, and is handed the runner after
+    `self`. The mgr (CLICommand, through inspect.getfullargspec) reads a command's arguments and their
+    types from its __signature__: that of `method`, less `runner`."""
+
+    @functools.wraps(method)
+    def guarded(self: "Module", *args: Any, **kwargs: Any) -> HandleCommandResult:
+        runner = self.runner
+        if runner is None:
+            return HandleCommandResult(*commands.not_ready())
+        return method(self, runner, *args, **kwargs)
+
+    signature = inspect.signature(method)
+    params = [p for p in signature.parameters.values() if p.name != "runner"]
+    guarded.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
+    guarded.__annotations__ = {k: v for k, v in method.__annotations__.items() if k != "runner"}
+    return guarded
 
 
 class Module(MgrModule):
@@ -44,32 +59,28 @@ class Module(MgrModule):
         self._started_at = time.time()
         self._passes = 0
         self._last_pass_at: Optional[float] = None
-        self._config: Dict[str, Any] = options.defaults()  # effective values: refused ones replaced
+        self._config = config.defaults()  # the options in force: refused values replaced
         self._config_errors: Dict[str, str] = {}  # option -> why its value is refused (validation.py)
         self._endpoint: Dict[str, Any] = {}
         self._url: Optional[str] = None
         self._server_error: Optional[str] = None
         self.collector: Optional[Collector] = None
         self.runner: Optional[Runner] = None
-        self._histograms = ProbeHistograms()
-        self._last_results: Dict[str, Any] = {}  # key -> (value, unit) of the latest result
+        self.board: Optional[ResultBoard] = None
 
     def config_notify(self) -> None:
         """Re-read our options; called by the mgr whenever `ceph config set mgr mgr/perfwatch/...` changes.
         A value validation.py refuses is not used (see validation.effective): it is logged once per
         change and reported in `ceph perfwatch status` and as PERFWATCH_CONFIG_INVALID."""
-        raw = {name: options.coerce(name, self.get_module_option(name)) for name in options.defaults()}
-        # The address this mgr listens on may be set per mgr (mgr/perfwatch/<id>/server_addr).
-        raw["server_addr"] = str(self.get_localized_module_option("server_addr", raw["server_addr"]))
-        config, refused = validation.effective(raw, options.defaults())
+        new, refused = config.read(self.get_module_option, self.get_localized_module_option)
         for name, message in sorted(validation.newly_refused(self._config_errors, refused).items()):
             self.log.error("option %s refused, not used: %s", name, message)
         for name in sorted(set(self._config_errors) - set(refused)):
             self.log.info("option %s is valid again", name)
         changed = refused != self._config_errors
-        self._config = config
+        self._config = new
         self._config_errors = refused
-        self.log.debug("options now %s", options.redacted(self._config))
+        self.log.debug("options now %s", new.redacted())
         if changed:
             self._update_health()
         self._wake.set()  # a new interval or endpoint takes effect now, not after the old interval
@@ -78,15 +89,9 @@ class Module(MgrModule):
         mgr_map = self.get("mgr_map")
         return bool(mgr_map) and mgr_map.get("active_name") == self.get_mgr_id()
 
-    def _settings(self) -> Settings:
-        return Settings(
-            request_timeout=float(self._config["request_timeout"]),
-            max_in_flight=int(self._config["max_requests_in_flight"]),
-        )
-
     def _ensure_server(self, server: Optional[HttpServer], collector: Collector) -> Optional[HttpServer]:
         """(Re)start the endpoint when it is not running or its address changed; never raises."""
-        wanted = _endpoint(self)
+        wanted = config.listen_endpoint(self.get_localized_module_option)
         if server is not None and wanted == self._endpoint:
             self._server_error = None
             return server
@@ -118,27 +123,26 @@ class Module(MgrModule):
         self._wake.clear()
         # Two adapters: each keeps its own "one outstanding request per OSD" registry, so a benchmark's
         # long `bench` tell never makes the collector's `perf dump` of that OSD count as busy, or back.
-        adapter = MgrAdapter(self, lambda: float(self._config["request_timeout"]))
-        bench_adapter = MgrAdapter(self, lambda: float(self._config["request_timeout"]))
-        store = BenchStore(
-            self.get_store,
-            self.set_store,
-            int(self._config["history_limit"]),
-            int(self._config["baseline_window"]),
-            self.log,
-        )
-        self.runner = Runner(
+        adapter = MgrAdapter(self, lambda: self._config.request_timeout)
+        bench_adapter = MgrAdapter(self, lambda: self._config.request_timeout)
+        cfg = self._config
+        store = BenchStore(self.get_store, self.set_store, cfg.history_limit, cfg.baseline_window, self.log)
+        self.board = board = ResultBoard(store)
+        self.runner = runner = Runner(
             bench_adapter,
             bench_adapter.open_io,
             store,
-            lambda: dict(self._config),
+            lambda: self._config.as_dict(),  # the kinds read the options they need by name
             self.log,
-            _Progress(self),
+            MgrProgress(self),
             self._bench_finished,
         )
-        self._load_last_results(store)
         self._update_health()
-        collector = Collector(adapter, log=self.log, extra_samples=self._bench_samples)
+        collector = Collector(
+            adapter,
+            log=self.log,
+            extra_samples=lambda: board.samples(runner.outcomes(), self._config.baseline_min_results),
+        )
         self.collector = collector
         server: Optional[HttpServer] = None
         try:
@@ -150,23 +154,25 @@ class Module(MgrModule):
                 self._passes += 1
                 self._last_pass_at = time.time()
                 for step, what in (
-                    (self.runner.cleanup_orphans_in_background, "scratch cleanup"),
-                    (lambda: self.runner.tick(time.time()), "benchmark schedule"),
-                    (lambda: collector.collect(self._settings()), "collection"),
+                    (runner.cleanup_orphans_in_background, "scratch cleanup"),
+                    (lambda: runner.tick(time.time()), "benchmark schedule"),
+                    (lambda: collector.collect(self._collector_settings()), "collection"),
                 ):
                     try:
                         step()
                     except Exception:
                         self.log.exception("%s failed; trying again next interval", what)
-                self._wake.wait(float(self._config["collect_interval"]))
+                self._wake.wait(self._config.collect_interval)
                 self._wake.clear()
         finally:
             if server is not None:
                 server.stop()
             # Let benchmark threads finish their in-flight I/O before the mgr drops its rados handle.
-            if self.runner is not None:
-                self.runner.wait(self.runner.shutdown(), timeout=15.0)
+            runner.wait(runner.shutdown(), timeout=15.0)
         self.log.info("perfwatch serve loop stopped")
+
+    def _collector_settings(self) -> Settings:
+        return Settings(request_timeout=self._config.request_timeout, max_in_flight=self._config.max_requests_in_flight)
 
     def shutdown(self) -> None:
         self._stop.set()
@@ -174,78 +180,25 @@ class Module(MgrModule):
         if self.runner is not None:
             self.runner.shutdown()
 
-    # ----- benchmarks ---------------------------------------------------------------------------
-
-    def _load_last_results(self, store: BenchStore) -> None:
-        for kind in ("osd", "rados", "rbd", "rgw", "net"):
-            for record in store.history(kind)[-1:]:
-                for raw in record.get("results", []):
-                    self._record_result(raw)
-
-    def _record_result(self, raw: Dict[str, Any]) -> None:
-        from .benchmarks.results import Measurement
-
-        m = Measurement.from_dict(raw)
-        self._last_results[m.key] = (m.value, m.unit)
-
     def _bench_finished(self, run: Run) -> None:
-        for m in run.measurements:
-            self._last_results[m.key] = (m.value, m.unit)
-        if not run.heavy:
-            self._histograms.observe(run.measurements)
+        if self.board is not None:
+            self.board.on_finished(run)
         self._update_health()
-
-    def _bench_samples(self) -> List[Sample]:
-        runner = self.runner
-        if runner is None:
-            return []
-        store = runner.store
-        baselines = {key: store.baseline(key, int(self._config["baseline_min_results"])) for key in self._last_results}
-        return (
-            result_samples(
-                dict(self._last_results),
-                baselines,
-                list(store.regressions()),
-                store.last_runs(),
-                runner.outcomes(),
-            )
-            + self._histograms.samples()
-        )
 
     def _update_health(self) -> None:
         """Every PERFWATCH_ check at once: set_health_checks replaces the module's whole set."""
         checks = validation.health_checks(dict(self._config_errors))
-        checks.update(self._regression_check())
+        regressions = self.board.regressions() if self.board is not None else {}
+        checks.update(health.regression_checks(regressions, self._config.regression_fraction))
         self.set_health_checks(checks)
 
-    def _regression_check(self) -> Dict[str, Dict[str, Any]]:
-        runner = self.runner
-        regressions = runner.store.regressions() if runner else {}
-        if not regressions:
-            return {}
-        detail = []
-        for key, v in sorted(regressions.items()):
-            detail.append(
-                "{}: {:.6g} {} is {} (threshold {}; run {})".format(
-                    key, v["value"], v["unit"], v["reason"], self._config["regression_fraction"], v.get("run_id")
-                )
-            )
-        osds = sorted({k.split("/")[2] for k in regressions if k.split("/")[2] != "-"})
-        summary = "{} benchmark result(s) far below baseline{}".format(
-            len(regressions), ": " + ", ".join(osds) if osds else ""
-        )
-        return {
-            BENCH_REGRESSION: {
-                "severity": "warning",
-                "summary": summary,
-                "count": len(regressions),
-                "detail": detail,
-            }
-        }
+    # ----- commands -----------------------------------------------------------------------------
 
     @CLIWriteCommand("perfwatch bench run")
+    @_with_runner
     def cmd_bench_run(
         self,
+        runner: Runner,
         kind: str = "osd",
         osd: Optional[List[int]] = None,
         seconds: Optional[int] = None,
@@ -258,65 +211,56 @@ class Module(MgrModule):
         format: OutputFormat = OutputFormat.plain,
     ) -> HandleCommandResult:
         """Start a benchmark run now (kinds: osd, rados, rbd, rgw, net); returns its run id at once"""
-        if self.runner is None:
-            return HandleCommandResult(*bench_commands.not_ready())
-        params = {
-            "seconds": seconds,
-            "queue_depth": queue_depth,
-            "writes_4k": writes_4k,
-            "mib_4m": mib_4m,
-            "keys": keys,
-            "shards": shards,
-            "image_mib": image_mib,
-        }
-        return HandleCommandResult(*bench_commands.run(self.runner, kind, osd, params, format))
+        params = dict(seconds=seconds, queue_depth=queue_depth, writes_4k=writes_4k, mib_4m=mib_4m, keys=keys)
+        params.update(shards=shards, image_mib=image_mib)
+        return HandleCommandResult(*commands.run(runner, kind, osd, params, format))
 
     @CLIReadCommand("perfwatch bench status")
-    def cmd_bench_status(self, format: OutputFormat = OutputFormat.plain) -> HandleCommandResult:
+    @_with_runner
+    def cmd_bench_status(self, runner: Runner, format: OutputFormat = OutputFormat.plain) -> HandleCommandResult:
         """Show running and recent benchmark runs, regressions and scratch data awaiting cleanup"""
-        if self.runner is None:
-            return HandleCommandResult(*bench_commands.not_ready())
-        return HandleCommandResult(*bench_commands.status(self.runner, format))
+        return HandleCommandResult(*commands.status(runner, format))
 
     @CLIWriteCommand("perfwatch bench cancel")
+    @_with_runner
     def cmd_bench_cancel(
-        self, run_id: Optional[str] = None, format: OutputFormat = OutputFormat.plain
+        self, runner: Runner, run_id: Optional[str] = None, format: OutputFormat = OutputFormat.plain
     ) -> HandleCommandResult:
         """Cancel one running benchmark, or all of them; their scratch data is removed"""
-        if self.runner is None:
-            return HandleCommandResult(*bench_commands.not_ready())
-        return HandleCommandResult(*bench_commands.cancel(self.runner, run_id, format))
+        return HandleCommandResult(*commands.cancel(runner, run_id, format))
 
     @CLIReadCommand("perfwatch bench history")
+    @_with_runner
     def cmd_bench_history(
         self,
+        runner: Runner,
         kind: Optional[str] = None,
         osd: Optional[int] = None,
         limit: int = 10,
         format: OutputFormat = OutputFormat.plain,
     ) -> HandleCommandResult:
         """Show past benchmark runs and their results, newest last"""
-        if self.runner is None:
-            return HandleCommandResult(*bench_commands.not_ready())
-        return HandleCommandResult(*bench_commands.history(self.runner, kind, osd, limit, format))
+        return HandleCommandResult(*commands.history(runner, kind, osd, limit, format))
 
     @CLIWriteCommand("perfwatch bench reset-baseline")
+    @_with_runner
     def cmd_bench_reset_baseline(
-        self, kind: Optional[str] = None, osd: Optional[int] = None, format: OutputFormat = OutputFormat.plain
+        self,
+        runner: Runner,
+        kind: Optional[str] = None,
+        osd: Optional[int] = None,
+        format: OutputFormat = OutputFormat.plain,
     ) -> HandleCommandResult:
         """Forget baselines and regressions (all, or of a kind and/or OSD), e.g. after replacing a device"""
-        if self.runner is None:
-            return HandleCommandResult(*bench_commands.not_ready())
-        result = bench_commands.reset_baseline(self.runner, kind, osd, format)
+        result = commands.reset_baseline(runner, kind, osd, format)
         self._update_health()
         return HandleCommandResult(*result)
 
     @CLIReadCommand("perfwatch bench schedule")
-    def cmd_bench_schedule(self, format: OutputFormat = OutputFormat.plain) -> HandleCommandResult:
+    @_with_runner
+    def cmd_bench_schedule(self, runner: Runner, format: OutputFormat = OutputFormat.plain) -> HandleCommandResult:
         """Show each benchmark kind, its interval option, window and last run"""
-        if self.runner is None:
-            return HandleCommandResult(*bench_commands.not_ready())
-        return HandleCommandResult(*bench_commands.schedule(self.runner, format))
+        return HandleCommandResult(*commands.schedule(runner, format))
 
     @CLIReadCommand("perfwatch status")
     def cmd_status(self, format: OutputFormat = OutputFormat.plain) -> HandleCommandResult:
@@ -326,7 +270,7 @@ class Module(MgrModule):
             mgr_id=self.get_mgr_id(),
             active=self.is_active_mgr(),
             ceph_version=self.version,
-            options=options.redacted(self._config),
+            options=self._config.redacted(),
             started_at=self._started_at,
             loop_passes=self._passes,
             last_pass_at=self._last_pass_at,
@@ -349,62 +293,3 @@ class Module(MgrModule):
         collector = self.collector
         table = osd_table.rows(collector.latest, collector.last_success, time.time()) if collector else []
         return HandleCommandResult(stdout=render(table, format, osd_table.render_plain))
-
-
-class _Progress:
-    """Heavy rounds in `ceph progress`; a progress module that is off or failing never stops a run."""
-
-    def __init__(self, module: MgrModule) -> None:
-        self.module = module
-
-    def _call(self, method: str, *args: Any) -> None:
-        try:
-            self.module.remote("progress", method, *args)
-        except Exception as exc:
-            self.module.log.debug("progress %s failed: %s", method, exc)
-
-    def update(self, ev_id: str, message: str, fraction: float) -> None:
-        self._call("update", ev_id, message, fraction)
-
-    def complete(self, ev_id: str) -> None:
-        self._call("complete", ev_id)
-
-    def fail(self, ev_id: str, message: str) -> None:
-        self._call("fail", ev_id, message)
-
-
-class StandbyModule(MgrStandbyModule):
-    """On a standby mgr: answer the endpoint so scrapes of every mgr see who is active."""
-
-    MODULE_OPTIONS: List[Option] = MODULE_OPTIONS
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        # Its __del__ (run by the garbage collector after a promotion) must not strip the handlers of the
-        # active instance that replaces it: both share the interpreter's root logger (mgr_logging.py).
-        mgr_logging.retire_standby_logging(self)
-        self._stop = threading.Event()
-
-    def _behaviour(self) -> Tuple[str, int]:
-        mode = str(self.get_module_option("standby_behaviour"))
-        code = options.coerce("standby_error_status_code", self.get_module_option("standby_error_status_code"))
-        return mode, code
-
-    def serve(self) -> None:
-        endpoint = _endpoint(self)
-        refused = validation.check("server_addr", endpoint["addr"])
-        if refused:
-            self.log.error("standby does not listen: option server_addr refused: %s", refused)
-            return
-        app = standby_app(self.get_mgr_id(), self._behaviour, self.get_active_uri)
-        server = HttpServer(app, endpoint["addr"], endpoint["port"], self.log)
-        try:
-            server.start()
-        except OSError as exc:
-            self.log.error("standby cannot listen on %s:%s: %s", endpoint["addr"], endpoint["port"], exc)
-            return
-        self._stop.wait()
-        server.stop()
-
-    def shutdown(self) -> None:
-        self._stop.set()

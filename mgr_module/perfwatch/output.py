@@ -1,4 +1,4 @@
-"""Command output: plain text for people, JSON for tools (`--format json`)."""
+"""Command output: plain text for people, JSON for tools (`--format json`); values quoted fit to show."""
 
 import enum
 import json
@@ -41,3 +41,9 @@ def _fmt(value: Any) -> str:
     if isinstance(value, float):
         return "{:.3f}".format(value)
     return str(value)
+
+
+def shown(value: str) -> str:
+    """The given value as it is safe to show in a message: quoted, control characters escaped, bounded."""
+    text = repr(value)
+    return text if len(text) <= 120 else text[:117] + "..."

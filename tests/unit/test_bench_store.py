@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from perfwatch.benchmarks import records
+from perfwatch.benchmarks import health, records
+from perfwatch.benchmarks.result_board import ResultBoard
 from perfwatch.benchmarks.results import Measurement
 from perfwatch.benchmarks.store import BenchStore, ScratchFull
 from perfwatch.benchmarks.versioned import ASIDE_MAX, ASIDE_MAX_CHARS, PREFIX
@@ -512,22 +513,15 @@ def test_the_store_logs_to_the_standard_logger_without_a_log(caplog: pytest.LogC
 
 
 def start_up(kv: KV, log: Log) -> dict[str, tuple[float, str]]:
-    """What PerfWatch.serve() does with the store before its loop (module.py imports ceph's mgr_module,
-    so its steps are repeated here): BenchStore(...), _load_last_results, _update_health's formatting."""
+    """What Module.serve() does with the store before its loop: BenchStore(...), the ResultBoard that loads
+    the last results, the regression health check; then a reset of baselines and a judgement."""
     store = BenchStore(kv.get, kv.put, 50, 10, log)
-    last_results: dict[str, tuple[float, str]] = {}
-    for kind in ("osd", "rados", "rbd", "rgw", "net"):
-        for record in store.history(kind)[-1:]:
-            for raw in record.get("results", []):
-                m = Measurement.from_dict(raw)
-                last_results[m.key] = (m.value, m.unit)
-    for key, v in sorted(store.regressions().items()):
-        "{}: {:.6g} {} is {} (run {})".format(key, v["value"], v["unit"], v["reason"], v.get("run_id"))
-    sorted({k.split("/")[2] for k in store.regressions() if k.split("/")[2] != "-"})
+    board = ResultBoard(store)
+    health.regression_checks(store.regressions(), 0.5)
     for key in set(store.baselines()) | set(store.regressions()) | set(store.streaks()):  # reset_baselines
         key.split("/")[2]
     store.judge([Measurement("osd", "write_iops_4k", 0, 1.0, "iops")], {}, 0.5, 1)
-    return last_results
+    return board.last_results()
 
 
 def test_the_module_starts_on_an_old_store() -> None:

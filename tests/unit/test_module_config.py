@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from perfwatch import options
+from perfwatch.benchmarks.result_board import ResultBoard
 
 
 def _fake_mgr_module() -> types.ModuleType:
@@ -87,8 +88,8 @@ def status(mod: Any) -> dict:
 def test_valid_options_are_used_and_raise_nothing(module_class: Any) -> None:
     mod = make(module_class, rgw_s3_endpoint="http://10.0.0.5:7480", heavy_bench_window="22:00-06:00")
     mod.config_notify()
-    assert mod._config["rgw_s3_endpoint"] == "http://10.0.0.5:7480"
-    assert mod._config["heavy_bench_window"] == "22:00-06:00"
+    assert mod._config.rgw_s3_endpoint == "http://10.0.0.5:7480"
+    assert mod._config.heavy_bench_window == "22:00-06:00"
     assert status(mod)["config_errors"] == {}
     assert mod.health == []  # nothing changed: no call needed (serve() sets the checks at start)
 
@@ -96,7 +97,7 @@ def test_valid_options_are_used_and_raise_nothing(module_class: Any) -> None:
 def test_a_refused_endpoint_keeps_s3_off_and_is_reported(module_class: Any) -> None:
     mod = make(module_class, rgw_s3_endpoint="file:///etc/passwd#", osd_bench_interval=3600)
     mod.config_notify()
-    assert mod._config["rgw_s3_endpoint"] == ""  # the rgw probe sees no endpoint: omap only
+    assert mod._config.rgw_s3_endpoint == ""  # the rgw probe sees no endpoint: omap only
     report = status(mod)
     assert "not an http:// or https:// URL" in report["config_errors"]["rgw_s3_endpoint"]
     assert report["options"]["rgw_s3_endpoint"] == ""
@@ -110,8 +111,8 @@ def test_a_refused_endpoint_keeps_s3_off_and_is_reported(module_class: Any) -> N
 def test_a_refused_window_stops_scheduled_heavy_rounds(module_class: Any) -> None:
     mod = make(module_class, heavy_bench_window="25:00-99:99", osd_bench_interval=3600, rbd_bench_interval=7200)
     mod.config_notify()
-    assert mod._config["osd_bench_interval"] == 0 and mod._config["rbd_bench_interval"] == 0
-    assert mod._config["heavy_bench_window"] == ""
+    assert mod._config.osd_bench_interval == 0 and mod._config.rbd_bench_interval == 0
+    assert mod._config.heavy_bench_window == ""
     assert "heavy_bench_window" in status(mod)["config_errors"]
     assert "heavy_bench_window" in mod.health[-1]["PERFWATCH_CONFIG_INVALID"]["summary"]
 
@@ -129,15 +130,15 @@ def test_an_error_is_logged_once_per_change_and_cleared_when_fixed(module_class:
     mod.values["heavy_bench_window"] = "01:00-05:00"
     mod.config_notify()
     assert mod.health[-1] == {} and status(mod)["config_errors"] == {}
-    assert mod._config["heavy_bench_window"] == "01:00-05:00"
+    assert mod._config.heavy_bench_window == "01:00-05:00"
 
 
 def test_config_and_regression_checks_coexist(module_class: Any) -> None:
     mod = make(module_class, rgw_s3_region="US EAST")
     regression = {"value": 10.0, "unit": "iops", "reason": "below baseline", "run_id": "osd-1"}
     regressions = {"osd/write_4k_iops/osd.3": regression}
-    store = types.SimpleNamespace(regressions=lambda: dict(regressions))
-    mod.runner = types.SimpleNamespace(store=store)
+    store = types.SimpleNamespace(regressions=lambda: dict(regressions), history=lambda kind: [])
+    mod.board = ResultBoard(store)  # type: ignore[arg-type]
     mod.config_notify()
     checks = mod.health[-1]
     assert set(checks) == {"PERFWATCH_CONFIG_INVALID", "PERFWATCH_BENCH_REGRESSION"}
@@ -174,4 +175,4 @@ def test_secrets_stay_out_of_status_and_health(module_class: Any) -> None:
 def test_defaults_are_all_valid(module_class: Any) -> None:
     mod = make(module_class)
     mod.config_notify()
-    assert mod._config == options.defaults() and mod._config_errors == {}
+    assert mod._config.as_dict() == options.defaults() and mod._config_errors == {}

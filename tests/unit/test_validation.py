@@ -1,4 +1,5 @@
-"""validation.py: every option the mgr cannot check, good and bad values, and what a refused value turns off."""
+"""validation.py and s3_endpoint.py: every option the mgr cannot check, good and bad values, and what a
+refused value turns off."""
 
 import subprocess
 import sys
@@ -6,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from perfwatch import options, validation
+from perfwatch import options, s3_endpoint, validation
 from perfwatch.benchmarks import scheduling
 from perfwatch.benchmarks.kinds import KINDS
 
@@ -72,18 +73,18 @@ BAD_ENDPOINTS = [
 
 @pytest.mark.parametrize("value", GOOD_ENDPOINTS)
 def test_good_endpoints(value: str) -> None:
-    assert validation.check_s3_endpoint(value) is None
+    assert s3_endpoint.check_s3_endpoint(value) is None
 
 
 @pytest.mark.parametrize(("value", "why"), BAD_ENDPOINTS)
 def test_bad_endpoints_say_why_and_what_is_accepted(value: str, why: str) -> None:
-    message = validation.check_s3_endpoint(value)
+    message = s3_endpoint.check_s3_endpoint(value)
     assert message is not None and why in message, message
     assert "accepted:" in message
 
 
 def test_an_endpoint_message_never_shows_a_password() -> None:
-    message = validation.check_s3_endpoint("http://admin:hunter2@rgw:7480/")
+    message = s3_endpoint.check_s3_endpoint("http://admin:hunter2@rgw:7480/")
     assert message is not None and "hunter2" not in message and "<userinfo>@rgw:7480" in message
 
 
@@ -91,14 +92,14 @@ def test_names_resolving_to_refused_addresses_are_refused() -> None:
     def resolver(answers: list) -> object:
         return lambda host, port: answers
 
-    assert validation.resolved_address("rgw", 80, resolver(["10.0.0.5", "fd12::5"])) == "10.0.0.5"
+    assert s3_endpoint.resolved_address("rgw", 80, resolver(["10.0.0.5", "fd12::5"])) == "10.0.0.5"
     for answers in (["169.254.169.254"], ["10.0.0.5", "fe80::1%eth0"], ["0.0.0.0"], ["::ffff:169.254.169.254"]):
         with pytest.raises(ValueError, match="rgw resolves to"):
-            validation.resolved_address("rgw", 80, resolver(answers))
+            s3_endpoint.resolved_address("rgw", 80, resolver(answers))
     with pytest.raises(ValueError, match="no address"):
-        validation.resolved_address("rgw", 80, resolver([]))
+        s3_endpoint.resolved_address("rgw", 80, resolver([]))
     with pytest.raises(ValueError, match="metadata host name"):
-        validation.resolved_address("metadata.google.internal", 80, resolver(["10.0.0.5"]))
+        s3_endpoint.resolved_address("metadata.google.internal", 80, resolver(["10.0.0.5"]))
 
 
 @pytest.mark.parametrize("value", ["", "22:00-06:00", "00:00-23:59", "1:00-2:30", " 08:00 - 17:00 "])

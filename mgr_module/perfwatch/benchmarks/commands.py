@@ -1,12 +1,13 @@
-"""The `ceph perfwatch bench ...` commands' logic, kept out of module.py so it stays thin."""
+"""The `ceph perfwatch bench ...` commands: what each does with the Runner and answers, as (return code,
+stdout, stderr). module.py declares them to the mgr and hands them the runner."""
 
 import errno
 from typing import Any, Dict, List, Optional, Tuple
 
-from .benchmarks import report
-from .benchmarks.lifecycle import Refused
-from .benchmarks.runner import Runner
-from .output import OutputFormat, render
+from ..output import OutputFormat, render
+from . import report
+from .lifecycle import Refused
+from .runner import Runner
 
 Result = Tuple[int, str, str]
 

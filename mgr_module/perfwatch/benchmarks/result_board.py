@@ -1,0 +1,60 @@
+"""The latest benchmark results and the probe latency histograms, in one place: the runner feeds the
+board (on_finished), the exposition and the health check read it (samples, regressions). Data flows
+one way: runner -> board -> metrics and health."""
+
+import threading
+from typing import Any, Dict, Iterable, List, Optional, Tuple
+
+from ..metrics_model import Sample
+from .kinds import KINDS
+from .metrics import ProbeHistograms, result_samples
+from .results import Measurement
+from .run import Run
+from .store import BenchStore
+
+LastResult = Tuple[float, str]  # (value, unit) of a result
+
+
+class ResultBoard:
+    def __init__(self, store: BenchStore, kinds: Optional[Iterable[str]] = None) -> None:
+        """Starts with the results of each kind's last run in the store's history (a failover keeps them;
+        kinds: their names, those of kinds.KINDS when None); the histograms start empty (they reset with
+        the mgr)."""
+        self._store = store
+        self._lock = threading.Lock()
+        self._last: Dict[str, LastResult] = {}  # result key -> (value, unit) of its latest result
+        self._histograms = ProbeHistograms()
+        for kind in KINDS if kinds is None else kinds:
+            for record in store.history(kind)[-1:]:
+                self._record(Measurement.from_dict(raw) for raw in record.get("results", []))
+
+    def _record(self, measurements: Iterable[Measurement]) -> None:
+        with self._lock:
+            for m in measurements:
+                self._last[m.key] = (m.value, m.unit)
+
+    def on_finished(self, run: Run) -> None:
+        """What the runner calls once a run is recorded: its results become the latest; a light probe's
+        latencies go into the histograms too."""
+        self._record(run.measurements)
+        if not run.heavy:
+            self._histograms.observe(run.measurements)
+
+    def last_results(self) -> Dict[str, LastResult]:
+        with self._lock:
+            return dict(self._last)
+
+    def regressions(self) -> Dict[str, Dict[str, Any]]:
+        """Result key -> the regression raised on it (what judging.py recorded in the store)."""
+        return self._store.regressions()
+
+    def samples(self, outcomes: Dict[str, int], baseline_min_results: int) -> List[Sample]:
+        """The benchmark metrics: latest results, their baselines and regressions, when each kind last ran,
+        outcomes ("kind/state" -> runs that ended so), and the probe latency histograms."""
+        last = self.last_results()
+        store = self._store
+        baselines = {key: store.baseline(key, baseline_min_results) for key in last}
+        return (
+            result_samples(last, baselines, list(store.regressions()), store.last_runs(), outcomes)
+            + self._histograms.samples()
+        )

@@ -1,0 +1,50 @@
+"""benchmarks/result_board.py: the runner feeds it finished runs, the metrics read it; it starts from the
+last run of each kind in the store, so results survive a failover (histograms do not)."""
+
+from __future__ import annotations
+
+from perfwatch.benchmarks.result_board import ResultBoard
+from perfwatch.benchmarks.results import Measurement
+from perfwatch.benchmarks.run import Run
+from perfwatch.benchmarks.store import BenchStore
+
+from .test_bench_store import KV, Log, run_record
+
+
+def finished(kind: str, heavy: bool, *measurements: Measurement) -> Run:
+    run = Run(f"{kind}-20240501T120000-0000", kind, heavy, {}, [0], "command")
+    run.measurements = list(measurements)
+    return run
+
+
+def test_it_starts_from_the_last_run_of_each_kind() -> None:
+    kv = KV()
+    store = BenchStore(kv.get, kv.put, 50, 10, Log())
+    store.add_run(run_record("osd", "osd-20240501T120000-0000", 1714564800.0, value=900.0))
+    store.add_run(run_record("osd", "osd-20240501T130000-0000", 1714568400.0, value=1000.0))
+    board = ResultBoard(store)
+    assert board.last_results() == {
+        "osd/write_iops_4k/osd.0": (1000.0, "iops"),
+        "osd/write_latency/osd.0": (0.002, "seconds"),
+    }
+
+
+def test_finished_runs_become_the_latest_and_light_latencies_histograms() -> None:
+    kv = KV()
+    board = ResultBoard(BenchStore(kv.get, kv.put, 50, 10, Log()))
+    assert board.samples({}, 3) == []
+    board.on_finished(finished("osd", True, Measurement("osd", "write_iops_4k", 1, 500.0, "iops")))
+    board.on_finished(finished("rados", False, Measurement("rados", "write_latency", 1, 0.002, "seconds")))
+    assert board.last_results() == {
+        "osd/write_iops_4k/osd.1": (500.0, "iops"),
+        "rados/write_latency/osd.1": (0.002, "seconds"),
+    }
+    samples = board.samples({"osd/done": 1}, 3)
+    assert {500.0, 0.002, 1.0} <= {s.value for s in samples if s.suffix == ""}  # results, runs by outcome
+    assert [s.value for s in samples if s.suffix == "_count"] == [1.0]  # one histogram: the light probe's
+
+
+def test_regressions_are_those_of_the_store() -> None:
+    kv = KV()
+    store = BenchStore(kv.get, kv.put, 50, 10, Log())
+    assert ResultBoard(store).regressions() == store.regressions() == {}
