@@ -17,9 +17,9 @@ from .benchmarks.run import Run
 from .benchmarks.runner import Runner
 from .benchmarks.store import BenchStore
 from .collector import Collector, Settings
+from .endpoint import Endpoint
 from .mgr_adapter import MgrAdapter, MgrProgress
 from .output import OutputFormat, render
-from .server import HttpServer
 from .version import __version__
 from .web import active_app
 
@@ -61,9 +61,7 @@ class Module(MgrModule):
         self._last_pass_at: Optional[float] = None
         self._config = config.defaults()  # the options in force: refused values replaced
         self._config_errors: Dict[str, str] = {}  # option -> why its value is refused (validation.py)
-        self._endpoint: Dict[str, Any] = {}
-        self._url: Optional[str] = None
-        self._server_error: Optional[str] = None
+        self._endpoint: Optional[Endpoint] = None  # built in serve(), with the collector it serves
         self.collector: Optional[Collector] = None
         self.runner: Optional[Runner] = None
         self.board: Optional[ResultBoard] = None
@@ -89,33 +87,10 @@ class Module(MgrModule):
         mgr_map = self.get("mgr_map")
         return bool(mgr_map) and mgr_map.get("active_name") == self.get_mgr_id()
 
-    def _ensure_server(self, server: Optional[HttpServer], collector: Collector) -> Optional[HttpServer]:
-        """(Re)start the endpoint when it is not running or its address changed; never raises."""
+    def _ensure_endpoint(self, endpoint: Endpoint) -> None:
         wanted = config.listen_endpoint(self.get_localized_module_option)
-        if server is not None and wanted == self._endpoint:
-            self._server_error = None
-            return server
-        refused = validation.check("server_addr", wanted["addr"])
-        if refused:  # keep listening where we are, if anywhere; never on a refused address
-            self._server_error = "server_addr refused: " + refused
-            return server
-        if server is not None:
-            server.stop()
-        new = HttpServer(active_app(collector.cache, self.get_mgr_id()), wanted["addr"], wanted["port"], self.log)
-        try:
-            new.start()
-        except OSError as exc:
-            self._server_error = "cannot listen on {}:{}: {}".format(wanted["addr"], wanted["port"], exc)
-            self.log.error("%s", self._server_error)
-            self._endpoint = {}
-            self._url = None
-            return None
-        self._server_error = None
-        self._endpoint = wanted
-        host = self.get_mgr_ip() if wanted["addr"] in ("::", "0.0.0.0") else wanted["addr"]
-        self._url = "http://{}:{}/".format(host if ":" not in host else "[" + host + "]", wanted["port"])
-        self.set_uri(self._url)
-        return new
+        if endpoint.ensure(wanted["addr"], wanted["port"]):
+            self._update_health()
 
     def serve(self) -> None:
         self.log.info("perfwatch %s starting on mgr.%s", __version__, self.get_mgr_id())
@@ -144,13 +119,14 @@ class Module(MgrModule):
             extra_samples=lambda: board.samples(runner.outcomes(), self._config.baseline_min_results),
         )
         self.collector = collector
-        server: Optional[HttpServer] = None
+        app = active_app(collector.cache, self.get_mgr_id())
+        self._endpoint = endpoint = Endpoint(app, self.get_mgr_id(), self.get_mgr_ip, self.set_uri, self.log)
         try:
             while not self._stop.is_set():
                 restored = mgr_logging.ensure_logging(self)
                 if restored:
                     self.log.warning("log handlers %s were off the root logger; re-attached", ", ".join(restored))
-                server = self._ensure_server(server, collector)
+                self._ensure_endpoint(endpoint)
                 self._passes += 1
                 self._last_pass_at = time.time()
                 for step, what in (
@@ -165,8 +141,7 @@ class Module(MgrModule):
                 self._wake.wait(self._config.collect_interval)
                 self._wake.clear()
         finally:
-            if server is not None:
-                server.stop()
+            endpoint.stop()
             # Let benchmark threads finish their in-flight I/O before the mgr drops its rados handle.
             runner.wait(runner.shutdown(), timeout=15.0)
         self.log.info("perfwatch serve loop stopped")
@@ -190,6 +165,7 @@ class Module(MgrModule):
         checks = validation.health_checks(dict(self._config_errors))
         regressions = self.board.regressions() if self.board is not None else {}
         checks.update(health.regression_checks(regressions, self._config.regression_fraction))
+        checks.update(self._endpoint.health_checks() if self._endpoint is not None else {})
         self.set_health_checks(checks)
 
     # ----- commands -----------------------------------------------------------------------------
@@ -277,9 +253,10 @@ class Module(MgrModule):
             config_errors=dict(self._config_errors),
         )
         collector = self.collector
+        endpoint = self._endpoint
         report["endpoint"] = {
-            "url": self._url,
-            "error": self._server_error,
+            "url": endpoint.url if endpoint is not None else None,
+            "error": endpoint.error if endpoint is not None else None,
         }
         report["collection"] = {
             "cycles": collector.cycles if collector else 0,

@@ -123,8 +123,9 @@ BENCH_OPTIONS: List[OptionSpec] = [
         "default": "",
         "runtime": True,
         "desc": "Local time window HH:MM-HH:MM for scheduled heavy rounds (empty: any time)",
-        "long_desc": "Hours 00-23, minutes 00-59; the window may wrap midnight (22:00-06:00). Any other "
-        "value is refused (PERFWATCH_CONFIG_INVALID) and no heavy round is scheduled until it is fixed.",
+        "long_desc": "Hours 00-23, minutes 00-59; the window may wrap midnight (22:00-06:00) but not start "
+        "where it ends (empty is any time). Any other value is refused (PERFWATCH_CONFIG_INVALID) and no "
+        "heavy round is scheduled until it is fixed.",
     },
     _int("max_osds_per_host", 1, 1, 64, "OSDs of one host benchmarked at the same time in a heavy round"),
     _secs("bench_deadline", 600, 10, 7200, "Hard deadline of one benchmark run, in seconds"),

@@ -25,7 +25,13 @@ METADATA_ADDRESSES = frozenset(
 )
 METADATA_HOSTNAMES = frozenset(("metadata.google.internal", "metadata"))
 _BROADCAST = ipaddress.IPv4Address("255.255.255.255")
-_NAT64 = ipaddress.IPv6Network("64:ff9b::/96")  # well-known NAT64 prefix: an IPv4 address in disguise
+# IPv6 addresses that carry an IPv4 one, which the packets end up at (through a translator or tunnel).
+_IPV4_COMPATIBLE = ipaddress.IPv6Network("::/96")  # deprecated IPv4-compatible (RFC 4291): ::a.b.c.d
+_NAT64 = ipaddress.IPv6Network("64:ff9b::/96")  # well-known NAT64 prefix (RFC 6052): IPv4 in the last 32 bits
+_NAT64_LOCAL = ipaddress.IPv6Network("64:ff9b:1::/48")  # local-use NAT64 (RFC 8215): any prefix /48../96 in it
+# Where RFC 6052 (section 2.2) puts the IPv4 address, as octets of the IPv6 one, for the prefix lengths a
+# local-use NAT64 prefix may have: /48, /56, /64, /96 (octet 8, bits 64-71, is always skipped).
+_RFC6052_OCTETS = ((6, 7, 9, 10), (7, 9, 10, 11), (9, 10, 11, 12), (12, 13, 14, 15))
 
 MAX_URL_LENGTH = 1024
 _DNS_LABEL = re.compile(r"[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?")  # "_": container names
@@ -45,17 +51,49 @@ def parse_ip(text: str) -> Optional[IPAddress]:
         return None
 
 
-def refused_address(addr: IPAddress) -> Optional[str]:
-    """Why the S3 probe must not send to this address, or None when it may."""
-    if isinstance(addr, ipaddress.IPv6Address):
-        embedded = addr.ipv4_mapped or (ipaddress.IPv4Address(int(addr) & 0xFFFFFFFF) if addr in _NAT64 else None)
-        if embedded is not None:
-            why = refused_address(embedded)
-            return "{} (as {})".format(why, addr) if why else None
+def embedded_ipv4(addr: ipaddress.IPv6Address) -> Optional[ipaddress.IPv4Address]:
+    """The IPv4 address an IPv6 one carries where its form says where: IPv4-mapped (::ffff:a.b.c.d),
+    IPv4-compatible (::a.b.c.d, not :: or ::1), well-known NAT64 (64:ff9b::a.b.c.d), 6to4 (2002:AABB:CCDD::)."""
+    if addr.ipv4_mapped is not None:
+        return addr.ipv4_mapped
+    if addr in _NAT64 or (addr in _IPV4_COMPATIBLE and not (addr.is_unspecified or addr.is_loopback)):
+        return ipaddress.IPv4Address(int(addr) & 0xFFFFFFFF)
+    return addr.sixtofour
+
+
+def possibly_embedded_ipv4(addr: ipaddress.IPv6Address) -> List[ipaddress.IPv4Address]:
+    """The IPv4 addresses an IPv6 one may carry where its form allows several readings or hides it: a
+    local-use NAT64 address read at each prefix length, a Teredo address's client (its last 32 bits
+    inverted). Only a metadata or link-local one among them is refused: the others may be chance bits."""
+    if addr in _NAT64_LOCAL:
+        packed = addr.packed
+        return [ipaddress.IPv4Address(bytes(packed[i] for i in octets)) for octets in _RFC6052_OCTETS]
+    if addr.teredo is not None:
+        return [addr.teredo[1]]  # (server, client): packets go to the client, through a Teredo relay
+    return []
+
+
+def _metadata_or_link_local(addr: IPAddress) -> Optional[str]:
     if addr in METADATA_ADDRESSES:
         return "{} is a cloud metadata address".format(addr)
     if addr.is_link_local:
         return "{} is a link-local address".format(addr)
+    return None
+
+
+def refused_address(addr: IPAddress) -> Optional[str]:
+    """Why the S3 probe must not send to this address, or None when it may. An IPv6 address that carries
+    an IPv4 one is refused for what that IPv4 address is refused for, too."""
+    if isinstance(addr, ipaddress.IPv6Address):
+        embedded = embedded_ipv4(addr)
+        why = refused_address(embedded) if embedded is not None else None
+        for candidate in possibly_embedded_ipv4(addr):
+            why = why or _metadata_or_link_local(candidate)
+        if why:
+            return "{} (as {})".format(why, addr)
+    why = _metadata_or_link_local(addr)
+    if why:
+        return why
     if addr.is_unspecified:
         return "{} is the unspecified address".format(addr)
     if addr.is_multicast:

@@ -12,7 +12,7 @@ import re
 import unicodedata
 from typing import Any, Callable, Dict, Optional, Tuple
 
-from .benchmarks.schedule import parse_window
+from .benchmarks.schedule import EmptyWindowError, parse_window
 from .output import shown
 from .s3_endpoint import check_s3_endpoint, parse_ip
 
@@ -32,6 +32,11 @@ _BUCKET = re.compile(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]")
 def check_window(value: str) -> Optional[str]:
     try:
         parse_window(value)
+    except EmptyWindowError:
+        return (
+            "{} starts and ends at the same time: leave the option empty for any time, or give HH:MM-HH:MM "
+            "with two different times".format(shown(value))
+        )
     except ValueError:
         return "{} is not a time window; accepted: empty (any time) or HH:MM-HH:MM, hours 00-23, minutes 00-59".format(
             shown(value)

@@ -76,6 +76,32 @@ def test_below_the_minimum_useful_size_is_refused_not_written() -> None:
         capacity.plan_osd_bench(nearly_full, NEARFULL, 3000 * 4096, False, 100 * MIB, False)
 
 
+def test_the_osd_kinds_parameters_start_at_the_smallest_round_a_run_can_make() -> None:
+    kind = OsdBench()
+    lows = {spec.name: spec.low for spec in kind.params}
+    assert lows["writes_4k"] * 4096 == capacity.MIN_OSD_BENCH_4K_BYTES
+    assert lows["mib_4m"] * MIB == capacity.MIN_OSD_BENCH_4M_BYTES == 16 * MIB
+    with pytest.raises(ValueError) as low:
+        kind.validate({"mib_4m": 8})
+    assert str(low.value) == "mib_4m 8 is out of range: mib_4m must be between 16 and 10240"
+    with pytest.raises(ValueError, match="writes_4k 99 is out of range: writes_4k must be between 100 and"):
+        kind.validate({"writes_4k": 99})
+    # The smallest sizes the parameters take are runs the capacity guard lets through, asked for or not.
+    smallest = kind.validate({"writes_4k": lows["writes_4k"], "mib_4m": lows["mib_4m"]})
+    asked: dict[str, int | None] = {"writes_4k": lows["writes_4k"], "mib_4m": lows["mib_4m"]}
+    kind.check_capacity(plan(0, 1, 2), asked, smallest, OPTIONS, lab_view())
+    assert capacity.plan_osd_bench(LAB_OSD, NEARFULL, 100 * 4096, True, 16 * MIB, True) == (100 * 4096, 16 * MIB)
+
+
+def test_ratios_in_capacity_messages_keep_their_digits() -> None:
+    text = capacity.limit_text(LAB_OSD, 0.855)
+    assert "nearfull_ratio 0.855 - 0.05" in text, text
+    past = CapacityView({1: OsdSpace(1, 2 * GIB, int(1.9 * GIB), int(0.1 * GIB))}, 0.875, {})
+    why = capacity.crossed_margin(past, [1])
+    assert why is not None and "limit (0.875 - 0.05) of it" in why, why
+    assert "nearfull_ratio 0.85 - 0.05" in capacity.limit_text(LAB_OSD, 0.85)
+
+
 def test_rados_round_objects_follow_the_tightest_osd_and_the_pool() -> None:
     view = lab_view()
     assert capacity.rados_max_objects(view, "perfwatch") == LAB_BUDGET // capacity.RADOS_OBJECT_COST == 7864

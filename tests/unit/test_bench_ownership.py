@@ -45,7 +45,7 @@ class Pools:
     ("apps", "problem"),
     [
         ({"perfwatch": {}}, None),
-        ({"perfwatch": {}, "rbd": {}}, None),  # librbd tags the pools it makes images in
+        ({"perfwatch": {}, "rbd": {}}, "is also used by rbd"),  # an RBD pool tagged perfwatch too
         ({"rgw": {}}, "is not perfwatch's: it belongs to application rgw (no 'perfwatch' application tag)"),
         ({}, "it has no application tag"),
         ({"perfwatch": {}, "cephfs": {"data": "x"}}, "is also used by cephfs"),
@@ -106,8 +106,8 @@ def test_removal_past_its_time_budget_keeps_the_entry_for_the_next_pass() -> Non
 class FakeS3:
     """A bucket as the probe sees it through S3 (RGW's answers: creating a bucket one owns is a 200)."""
 
-    def __init__(self, exists: bool, objects: list[str], tags: bytes | None = None) -> None:
-        self.exists, self.objects, self.tags = exists, list(objects), tags
+    def __init__(self, exists: bool, objects: list[str], tags: bytes | None = None, owner: str = "probe") -> None:
+        self.exists, self.objects, self.tags, self.owner = exists, list(objects), tags, owner
         self.calls: list[tuple[str, str, str]] = []
 
     @property
@@ -117,6 +117,8 @@ class FakeS3:
     def request(self, method: str, path: str, body: bytes = b"", query: str = "", ok: tuple = (200, 204),
                 content_type: str = "") -> tuple[int, float, bytes]:  # fmt: skip
         self.calls.append((method, path, query))
+        if method == "GET" and path == "/":  # who the probe's user is
+            return 200, 0.0, b"<ListAllMyBucketsResult><Owner><ID>probe</ID></Owner></ListAllMyBucketsResult>"
         if method == "PUT" and not query:
             self.exists = True
             return 200, 0.0, b""
@@ -126,6 +128,8 @@ class FakeS3:
         if method == "PUT" and query == "tagging":
             self.tags = body
             return 200, 0.0, b""
+        if method == "GET" and query == "acl":
+            return 200, 0.0, f"<AccessControlPolicy><Owner><ID>{self.owner}</ID></Owner></AccessControlPolicy>".encode()
         if method == "GET" and query == "tagging":
             return (200, 0.0, self.tags) if self.tags is not None else (404, 0.0, b"")
         if method == "GET":
@@ -143,6 +147,9 @@ USER_TAGS = b"<Tagging><TagSet><Tag><Key>team</Key><Value>backup</Value></Tag></
         (FakeS3(True, ["rgw-important-backup.tar", "rgw-2024-report.csv", "keepme.txt"]), "holds objects perfwatch"),
         (FakeS3(True, ["rgw-important-backup.tar"], tags=USER_TAGS), "holds objects perfwatch did not write"),
         (FakeS3(True, [], tags=USER_TAGS), "carries tags that are not perfwatch's"),
+        # The review: another user's empty bucket, with a policy granting the probe's user s3:*.
+        (FakeS3(True, [], owner="alice"), "belongs to user 'alice', not to the probe's user 'probe'"),
+        (FakeS3(True, [], tags=rgw_index.tagging_xml(), owner="alice"), "belongs to user 'alice'"),
     ],
 )
 def test_a_bucket_that_is_not_the_probes_is_refused_and_nothing_in_it_touched(s3: FakeS3, why: str) -> None:
@@ -182,3 +189,44 @@ def test_a_new_pool_is_ready_only_when_every_pg_has_a_primary() -> None:
     ticks = iter(range(100))
     with pytest.raises(BenchError, match="after 60 s the mgr knows a primary for only 1 of its 32 PGs"):
         scratch.wait_for_primaries(pools, "perfwatch", (1, 32), clock=lambda: float(next(ticks)), sleep=naps.append)
+
+
+RUN = "rados-20261123T000000-abcd"
+APPS = {"perfwatch": {"perfwatch": {}}, "default.rgw.buckets.index": {"rgw": {}}, "cephfs_data": {"cephfs": {}}}
+
+
+@pytest.mark.parametrize(
+    ("entry", "problem"),
+    [
+        ({"pool": "perfwatch", "namespace": "perfwatch", "prefix": RUN}, None),
+        ({"pool": "default.rgw.buckets.index", "namespace": "perfwatch", "prefix": RUN}, None),
+        ({"pool": "perfwatch", "namespace": "perfwatch", "image": "perfwatch." + RUN}, None),
+        ({"s3_bucket": "b", "s3_key": "perfwatch-probe." + RUN}, None),
+        # The review's tampered registry: an empty prefix in the default namespace of a cephfs pool.
+        ({"pool": "cephfs_data", "namespace": "", "prefix": ""}, "prefix '' is not the run id"),
+        ({"pool": "cephfs_data", "namespace": "x", "prefix": RUN}, "neither perfwatch's nor RGW's (cephfs)"),
+        ({"pool": "perfwatch", "namespace": "", "prefix": RUN}, "no namespace of its own"),
+        ({"pool": "perfwatch", "namespace": "perfwatch", "prefix": "rados-"}, "is not the run id"),
+        ({"pool": "perfwatch", "namespace": "perfwatch", "image": "user-disk"}, "image 'user-disk' is not"),
+        ({"pool": "default.rgw.buckets.index", "namespace": "", "image": "perfwatch." + RUN}, "neither perfwatch's"),
+        ({"s3_bucket": "b", "s3_key": "rgw-important-backup.tar"}, "is not rados-20261123T000000-abcd's"),
+        ({"pool": "gone", "namespace": "perfwatch", "prefix": RUN}, "is gone"),
+        ({"pool": "perfwatch"}, "names no object"),
+    ],
+)
+def test_cleanup_acts_only_on_entries_naming_the_runs_own_objects_in_its_own_places(
+    entry: dict, problem: str | None
+) -> None:
+    found = scratch.entry_problem(RUN, entry, APPS.get)
+    assert (found is None) if problem is None else (problem in (found or "")), found
+
+
+def test_the_omap_probe_writes_only_into_index_pools_of_rgw() -> None:
+    class Adapter:
+        def pool_names_ending(self, suffix: str) -> list[str]:
+            return ["default.rgw.buckets.index", "notrgw.buckets.index"]
+
+        def pool_applications(self, name: str) -> dict[str, Any] | None:
+            return {"rgw": {}} if name.startswith("default") else {"cephfs": {}}
+
+    assert rgw_index.index_pools(Adapter()) == ["default.rgw.buckets.index"]

@@ -74,3 +74,9 @@ def test_time_windows_and_due() -> None:
     assert not schedule.is_due(1000, 990, 60, 600)
     assert schedule.is_due(1000, 900, 60, 600)
     assert not schedule.is_due(1000, None, 60, 12 * 60, "22:00-06:00")
+
+
+@pytest.mark.parametrize("text", ["10:00-10:00", "0:00-00:00", " 23:59 - 23:59 "])
+def test_a_window_that_starts_where_it_ends_is_refused(text: str) -> None:
+    with pytest.raises(schedule.EmptyWindowError, match="starts where it ends"):
+        schedule.parse_window(text)

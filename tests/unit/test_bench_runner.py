@@ -3,6 +3,7 @@ cleanup, orphans, history before "finished", regressions, the schedule."""
 
 from __future__ import annotations
 
+import errno
 import json
 import threading
 import time
@@ -11,6 +12,7 @@ from typing import Any
 import pytest
 
 from perfwatch import options
+from perfwatch.benchmarks import commands
 from perfwatch.benchmarks.base import Benchmark, Context, ParamSpec
 from perfwatch.benchmarks.kinds import KINDS
 from perfwatch.benchmarks.lifecycle import Refused
@@ -19,6 +21,13 @@ from perfwatch.benchmarks.results import Measurement
 from perfwatch.benchmarks.run import Run
 from perfwatch.benchmarks.runner import Runner
 from perfwatch.benchmarks.store import BenchStore
+from perfwatch.output import OutputFormat
+
+
+def entry(run_id: str) -> dict:
+    """A scratch entry as the kinds register them: objects named with the run id, in perfwatch's own pool
+    and namespace (the cleanup acts on no other)."""
+    return {"pool": "perfwatch", "namespace": "perfwatch", "prefix": run_id}
 
 
 class FakeAdapter:
@@ -36,6 +45,9 @@ class FakeAdapter:
     def osd_op_latency(self, osd_id: int) -> dict[str, float]:
         return {"sum": 0.0, "avgcount": 0.0}
 
+    def pool_applications(self, name: str) -> dict[str, Any] | None:
+        return {"perfwatch": {}} if name == "perfwatch" else None
+
 
 class FakeKind(Benchmark):
     name = "fake"
@@ -49,7 +61,7 @@ class FakeKind(Benchmark):
         self.fail_cleanup = False
 
     def run(self, ctx: Context) -> list[Measurement]:
-        ctx.register_scratch({"prefix": ctx.run_id})
+        ctx.register_scratch(entry(ctx.run_id))
         while not self.release.wait(0.01):
             ctx.check()
         return [Measurement(self.name, "iops", o.id, float(ctx.params["value"]), "iops") for o in ctx.osds]
@@ -122,6 +134,12 @@ def test_bad_input_is_a_value_error_naming_the_limit(env: dict) -> None:
         env["runner"].start("nope", None, {})
 
 
+def test_an_osd_bench_size_no_run_can_use_is_einval_naming_the_range(env: dict) -> None:
+    code, out, err = commands.run(env["runner"], "osd", None, {"mib_4m": 8, "writes_4k": None}, OutputFormat.plain)
+    assert (code, out, err) == (-errno.EINVAL, "", "mib_4m 8 is out of range: mib_4m must be between 16 and 10240")
+    assert env["runner"].runs == {}
+
+
 def test_one_heavy_round_at_a_time_and_cancel_cleans_up(env: dict) -> None:
     env["kind"].release.clear()
     first = env["runner"].start("fake", None, {})
@@ -130,7 +148,7 @@ def test_one_heavy_round_at_a_time_and_cancel_cleans_up(env: dict) -> None:
     assert env["runner"].cancel(first.run_id) == [first.run_id]
     run = wait_done(env["runner"], first.run_id)
     assert run.state == "cancelled"
-    assert env["kind"].cleaned == [{"prefix": first.run_id}]
+    assert env["kind"].cleaned == [entry(first.run_id)]
     assert env["store"].scratch() == {}
     assert env["progress"].events[-1][0] == "fail"
     assert env["store"].history("fake")[-1]["state"] == "cancelled"
@@ -160,13 +178,13 @@ def test_results_far_below_baseline_are_regressions_until_they_recover(env: dict
 
 
 def test_scratch_of_a_previous_mgr_is_removed_and_a_failed_cleanup_is_retried(env: dict) -> None:
-    env["store"].add_scratch("fake-old-1", "fake", {"prefix": "fake-old-1"})
+    env["store"].add_scratch("fake-old-1", "fake", entry("fake-old-1"))
     env["kind"].fail_cleanup = True
     assert env["runner"].cleanup_orphans() == []
     assert "fake-old-1" in env["store"].scratch()
     env["kind"].fail_cleanup = False
     assert env["runner"].cleanup_orphans() == ["fake-old-1"]
-    assert env["store"].scratch() == {} and env["kind"].cleaned == [{"prefix": "fake-old-1"}]
+    assert env["store"].scratch() == {} and env["kind"].cleaned == [entry("fake-old-1")]
 
 
 def test_the_store_survives_a_new_runner(env: dict) -> None:
@@ -233,7 +251,7 @@ class UnsettledKind(FakeKind):
     name = "unsettled"
 
     def run(self, ctx: Context) -> list[Measurement]:
-        ctx.register_scratch({"prefix": ctx.run_id})
+        ctx.register_scratch(entry(ctx.run_id))
         ctx.unsettled = True  # an op of ours may still land after this run ends
         return [Measurement(self.name, "iops", 0, 1.0, "iops")]
 
@@ -242,7 +260,7 @@ def test_scratch_of_a_run_with_ops_in_flight_is_cleaned_again_later(env: dict, m
     kind = UnsettledKind()
     monkeypatch.setitem(KINDS, "unsettled", kind)
     run = wait_done(env["runner"], env["runner"].start("unsettled", None, {}).run_id)
-    assert kind.cleaned == [{"prefix": run.run_id}]
+    assert kind.cleaned == [entry(run.run_id)]
     assert run.run_id in env["store"].scratch(), "kept for a later pass"
     assert env["runner"].cleanup_orphans() == [run.run_id]
     assert env["store"].scratch() == {}
@@ -259,7 +277,7 @@ def test_orphan_cleanup_never_touches_a_live_run(env: dict) -> None:
     assert env["kind"].cleaned == []
     env["kind"].release.set()
     wait_done(env["runner"], run.run_id)
-    assert env["kind"].cleaned == [{"prefix": run.run_id}]
+    assert env["kind"].cleaned == [entry(run.run_id)]
 
 
 def test_a_malformed_window_does_not_stop_the_light_probes(env: dict, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -328,7 +346,7 @@ def test_each_new_step_of_a_heavy_round_is_shown_in_progress_at_once(env: dict) 
 
 
 def test_scratch_of_a_kind_this_version_does_not_know_is_kept_not_dropped(env: dict) -> None:
-    env["store"].add_scratch("future-20261123T010203-abcd", "future", {"prefix": "future-20261123T010203-abcd"})
+    env["store"].add_scratch("future-20261123T010203-abcd", "future", entry("future-20261123T010203-abcd"))
     assert env["runner"].cleanup_orphans() == []
     assert "future-20261123T010203-abcd" in env["store"].scratch()
 
@@ -338,7 +356,7 @@ def test_run_ids_named_by_a_broken_scratch_record_are_rebuilt_and_cleaned(env: d
         writes = True
 
         def recovered_entries(self, run_id: str, options: dict, adapter: Any) -> list[dict]:
-            return [{"prefix": run_id}]
+            return [entry(run_id)]
 
     kind = Writer()
     KINDS["fake"] = kind
@@ -347,7 +365,7 @@ def test_run_ids_named_by_a_broken_scratch_record_are_rebuilt_and_cleaned(env: d
     assert store.recovered_scratch() == {"fake-20261123T010203-abcd": "fake"}
     r = Runner(FakeAdapter(), lambda p, n: None, store, lambda: env["opts"], Log(), Progress(), list)
     assert r.cleanup_orphans() == ["fake-20261123T010203-abcd"]
-    assert kind.cleaned == [{"prefix": "fake-20261123T010203-abcd", "kind": "fake"}]
+    assert kind.cleaned == [dict(entry("fake-20261123T010203-abcd"), kind="fake")]
     assert store.scratch() == {} and store.recovered_scratch() == {}
 
 
@@ -356,7 +374,7 @@ def test_a_kind_that_writes_into_the_scratch_pool_refuses_a_pool_that_is_not_per
         scratch_pool = True
 
     KINDS["fake"] = PoolWriter()
-    apps: dict[str, Any] = {"perfwatch": {"perfwatch": {}, "rbd": {}}, "rgw": {"rgw": {}}}
+    apps: dict[str, Any] = {"perfwatch": {"perfwatch": {}}, "rgw": {"rgw": {}}}
     env["adapter"].pool_applications = lambda name: apps.get(name)
     env["opts"]["scratch_pool"] = "rgw"
     with pytest.raises(ValueError, match=r"scratch pool 'rgw' is not perfwatch's: it belongs to application rgw"):

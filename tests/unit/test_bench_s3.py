@@ -5,6 +5,7 @@ import hashlib
 import http.server
 import re
 import threading
+import time
 from collections.abc import Iterator
 from typing import ClassVar
 
@@ -15,7 +16,7 @@ from botocore.credentials import Credentials
 
 from perfwatch import options, status
 from perfwatch.benchmarks.base import BenchError
-from perfwatch.benchmarks.s3 import EMPTY_SHA256, S3Client, listed_keys, sign
+from perfwatch.benchmarks.s3 import EMPTY_SHA256, AnswerTooLarge, S3Client, listed_keys, read_capped, sign
 
 NOW = datetime.datetime(2026, 11, 21, 18, 30, 5, tzinfo=datetime.UTC)
 ACCESS, SECRET = "AKIDEXAMPLE", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY"
@@ -186,3 +187,66 @@ def test_proxy_environment_is_ignored(rgw: tuple[type[_Recorder], int], monkeypa
     monkeypatch.delenv("NO_PROXY", raising=False)
     client(f"http://127.0.0.1:{port}").request("GET", "/bucket")
     assert handler.seen[0]["path"] == "/bucket"
+
+
+class _Misbehaving(http.server.BaseHTTPRequestHandler):
+    """`drip`: promises 100,000 bytes and sends one every 0.2 s; `flood`: sends 8 MiB."""
+
+    mode = "drip"
+    stop = threading.Event()
+
+    def do_GET(self) -> None:
+        self.send_response(200)
+        size = 100_000 if self.mode == "drip" else 8 << 20
+        self.send_header("Content-Length", str(size))
+        self.end_headers()
+        try:
+            if self.mode == "flood":
+                self.wfile.write(b"x" * size)
+            while self.mode == "drip" and not self.stop.wait(0.2):
+                self.wfile.write(b"x")
+                self.wfile.flush()
+        except OSError:
+            pass  # the client gave up, as it should
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.mark.parametrize(("mode", "error"), [("drip", "no complete answer in 1 s"), ("flood", "answer larger than")])
+def test_a_slow_or_huge_answer_ends_the_request_in_its_time_and_size(mode: str, error: str) -> None:
+    """The review: an endpoint dripping a byte every 2 s held the probe past its hard deadline (cancel
+    could not stop it, later probes were refused); a 300 MiB answer grew the mgr by 750 MB."""
+    handler = type("Handler", (_Misbehaving,), {"mode": mode, "stop": threading.Event()})
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        c = S3Client(f"http://127.0.0.1:{server.server_address[1]}", ACCESS, SECRET, "us-east-1", 1.0)
+        started = time.monotonic()
+        with pytest.raises(BenchError, match=error):
+            c.request("GET", "/bucket")
+        assert time.monotonic() - started < 5
+    finally:
+        handler.stop.set()
+        server.shutdown()
+        server.server_close()
+
+
+def test_answers_are_read_up_to_the_cap_and_no_further() -> None:
+    class Body:
+        def __init__(self, size: int) -> None:
+            self.left = size
+            self.asked: list[int] = []
+
+        def read(self, n: int) -> bytes:
+            self.asked.append(n)
+            n = min(n, self.left)
+            self.left -= n
+            return b"x" * n
+
+    assert read_capped(Body(1000), 1000) == b"x" * 1000
+    big = Body(10 << 20)
+    with pytest.raises(AnswerTooLarge):
+        read_capped(big, 1 << 20)
+    assert sum(big.asked) <= (1 << 20) + 1

@@ -152,11 +152,18 @@ def test_config_and_regression_checks_coexist(module_class: Any) -> None:
 
 
 def test_a_refused_server_addr_is_not_listened_on(module_class: Any) -> None:
+    from perfwatch.endpoint import Endpoint
+
+    def never(*args: Any) -> Any:
+        raise AssertionError("a refused server_addr reached HttpServer")
+
     mod = make(module_class, server_addr="localhost")
     mod.config_notify()
     assert "server_addr" in status(mod)["config_errors"]
-    assert mod._ensure_server(None, collector=None) is None  # never reaches HttpServer
-    assert mod._server_error.startswith("server_addr refused")
+    mod._endpoint = Endpoint(lambda path, gz: None, "x", lambda: "", lambda url: None, mod.log, never)
+    mod._ensure_endpoint(mod._endpoint)
+    assert status(mod)["endpoint"]["error"].startswith("server_addr refused")
+    assert status(mod)["endpoint"]["url"] is None
 
 
 def test_secrets_stay_out_of_status_and_health(module_class: Any) -> None:

@@ -22,6 +22,13 @@ GOOD_ENDPOINTS = [
     "http://rgw-1.ceph.svc.cluster.local:80",
     "http://ceph_rgw_1:7480",
     "HTTP://RGW:80",
+    "http://[::ffff:10.0.0.5]:7480",  # IPv6 forms that carry an allowed IPv4 address
+    "http://[::10.0.0.5]:7480",
+    "http://[64:ff9b::a00:5]:7480",
+    "http://[64:ff9b:1::a00:5]:7480",
+    "http://[64:ff9b:1:a00:5::]:7480",  # local-use NAT64 at /48: 10.0.0.5 in octets 6-7 and 9-10
+    "http://[2002:a00:5::1]:7480",
+    "http://[2001:0:4136:e378:8000:63bf:f5ff:fffa]:7480",  # Teredo, client 10.0.0.5
 ]
 
 BAD_ENDPOINTS = [
@@ -39,6 +46,20 @@ BAD_ENDPOINTS = [
     ("http://100.100.100.200/", "cloud metadata address"),
     ("http://[::ffff:169.254.169.254]/", "cloud metadata address"),
     ("http://[64:ff9b::a9fe:a9fe]/", "cloud metadata address"),
+    ("http://[::169.254.169.254]/", "cloud metadata address"),  # IPv4-compatible ::/96
+    ("http://[::a9fe:a9fe]/", "cloud metadata address"),
+    ("http://[::169.254.10.1]/", "link-local"),
+    ("http://[::100.100.100.200]/", "cloud metadata address"),
+    ("http://[64:ff9b:1::a9fe:a9fe]/", "cloud metadata address"),  # local-use NAT64 (RFC 8215), /96
+    ("http://[64:ff9b:1:a9fe:a9:fe00::]/", "cloud metadata address"),  # the same at /48
+    ("http://[64:ff9b:1:ffa9:fe:a9fe::]/", "cloud metadata address"),  # at /56
+    ("http://[64:ff9b:1:ffff:a9:fea9:fe00:0]/", "cloud metadata address"),  # at /64
+    ("http://[64:ff9b:1::a9fe:a01]/", "link-local"),
+    ("http://[2002:a9fe:a9fe::1]/", "cloud metadata address"),  # 6to4: the IPv4 in bits 16-47
+    ("http://[2002:a9fe:a01::1]/", "link-local"),
+    ("http://[2002:e000:fb::1]/", "multicast"),
+    ("http://[2001:0:4136:e378:8000:63bf:5601:5601]/", "cloud metadata address"),  # Teredo client, inverted
+    ("http://[2001:0:4136:e378:8000:63bf:5601:f5fe]/", "link-local"),
     ("http://metadata.google.internal", "cloud metadata host name"),
     ("http://METADATA.google.internal./", "cloud metadata host name"),
     ("http://metadata/", "cloud metadata host name"),
@@ -93,7 +114,16 @@ def test_names_resolving_to_refused_addresses_are_refused() -> None:
         return lambda host, port: answers
 
     assert s3_endpoint.resolved_address("rgw", 80, resolver(["10.0.0.5", "fd12::5"])) == "10.0.0.5"
-    for answers in (["169.254.169.254"], ["10.0.0.5", "fe80::1%eth0"], ["0.0.0.0"], ["::ffff:169.254.169.254"]):
+    for answers in (
+        ["169.254.169.254"],
+        ["10.0.0.5", "fe80::1%eth0"],
+        ["0.0.0.0"],
+        ["::ffff:169.254.169.254"],
+        ["::169.254.169.254"],
+        ["10.0.0.5", "64:ff9b:1::a9fe:a9fe"],
+        ["2002:a9fe:a9fe::1"],
+        ["2001:0:4136:e378:8000:63bf:5601:5601"],
+    ):
         with pytest.raises(ValueError, match="rgw resolves to"):
             s3_endpoint.resolved_address("rgw", 80, resolver(answers))
     with pytest.raises(ValueError, match="no address"):
@@ -111,6 +141,20 @@ def test_good_windows(value: str) -> None:
 def test_bad_windows(value: str) -> None:
     message = validation.check_window(value)
     assert message is not None and repr(value) in message and "HH:MM-HH:MM" in message
+
+
+@pytest.mark.parametrize("value", ["10:00-10:00", "00:00-0:00", " 06:30 - 06:30 "])
+def test_a_window_of_no_length_is_refused_saying_empty_means_any_time(value: str) -> None:
+    message = validation.check_window(value)
+    assert message is not None and repr(value) in message, message
+    assert "starts and ends at the same time" in message and "leave the option empty for any time" in message
+    used, refused = validation.effective(
+        dict(options.defaults(), heavy_bench_window=value, osd_bench_interval=3600, rbd_bench_interval=7200),
+        options.defaults(),
+    )
+    assert list(refused) == ["heavy_bench_window"] and used["heavy_bench_window"] == ""
+    assert used["osd_bench_interval"] == 0 and used["rbd_bench_interval"] == 0  # scheduled heavy rounds off
+    assert "heavy_bench_window" in validation.health_checks(refused)["PERFWATCH_CONFIG_INVALID"]["summary"]
 
 
 @pytest.mark.parametrize("value", ["perfwatch", "my-pool.scratch_1", "x" * 128, "ns:1"])

@@ -28,9 +28,12 @@ RECHECK_SECONDS = 5.0
 # What one 4 KiB rados object is charged: a 4 KiB allocation unit of data plus its onode and
 # RocksDB metadata, rounded up generously.
 RADOS_OBJECT_COST = 8 * KIB
-# Below these the measurement says nothing: refuse rather than write.
-MIN_OSD_BENCH_4K_BYTES = 100 * 4 * KIB  # the smallest writes_4k
-MIN_OSD_BENCH_4M_BYTES = 4 * 4 * MIB  # four 4 MiB blocks
+# Below these the measurement says nothing: refuse rather than write. The osd kind's parameters
+# (writes_4k, mib_4m) start here, so a size a run could never use is refused as out of range.
+MIN_OSD_BENCH_4K_WRITES = 100
+MIN_OSD_BENCH_4M_MIB = 16  # four 4 MiB blocks
+MIN_OSD_BENCH_4K_BYTES = MIN_OSD_BENCH_4K_WRITES * 4 * KIB
+MIN_OSD_BENCH_4M_BYTES = MIN_OSD_BENCH_4M_MIB * MIB
 MIN_RADOS_ROUND_OBJECTS = 64
 
 
@@ -117,7 +120,7 @@ def limit_text(space: OsdSpace, nearfull_ratio: float) -> str:
     budget = osd_budget(space, nearfull_ratio)
     return (
         "osd.{} has {} bytes ({}) free of {}; a benchmark may write at most {} bytes ({}) to it "
-        "({:.0f}% of its free space, and never past (nearfull_ratio {:.2f} - {:.2f}) of its size)".format(
+        "({:.0f}% of its free space, and never past (nearfull_ratio {:g} - {:g}) of its size)".format(
             space.osd,
             space.avail,
             size_text(space.avail),
@@ -163,7 +166,7 @@ def crossed_margin(view: CapacityView, osds: Iterable[int]) -> Optional[str]:
     for osd in sorted(set(osds)):
         space = view.osds.get(osd)
         if space is not None and headroom(space, view.nearfull_ratio) < 0:
-            return "osd.{} is past the nearfull margin: {} bytes ({}) used of {}, limit ({:.2f} - {:.2f}) of it".format(
+            return "osd.{} is past the nearfull margin: {} bytes ({}) used of {}, limit ({:g} - {:g}) of it".format(
                 osd, space.used, size_text(space.used), size_text(space.total), view.nearfull_ratio, NEARFULL_MARGIN
             )
     return None

@@ -4,6 +4,7 @@ unsettled cleanups, scratch recovered from a broken registry) in a background th
 import threading
 from typing import Any, Callable, Dict, List, Optional
 
+from . import scratch
 from .base import Benchmark
 from .store import BenchStore
 
@@ -42,6 +43,10 @@ class ScratchCleaner:
                 self._log.warning(
                     "scratch of %s: no kind %r here to clean %s with; kept", run_id, item.get("kind"), entry
                 )
+                continue
+            problem = scratch.entry_problem(run_id, entry, self._adapter.pool_applications)
+            if problem is not None:
+                self._log.error("scratch of %s: not cleaning %s: %s; entry dropped", run_id, entry, problem)
                 continue
             try:
                 kind.cleanup(self._adapter, self._io_factory, entry, self._log, opts)

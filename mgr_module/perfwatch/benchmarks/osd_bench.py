@@ -10,7 +10,15 @@ from typing import Any, Dict, List, Optional
 
 from ..adapter import FetchError
 from .base import BenchError, Benchmark, Context, ParamSpec
-from .capacity import CapacityError, CapacityView, crossed_margin, plan_osd_bench, space_of
+from .capacity import (
+    MIN_OSD_BENCH_4K_WRITES,
+    MIN_OSD_BENCH_4M_MIB,
+    CapacityError,
+    CapacityView,
+    crossed_margin,
+    plan_osd_bench,
+    space_of,
+)
 from .planning import MIB, BenchLimits, OsdInfo, batches, clamp_osd_bench
 from .results import Measurement
 
@@ -39,8 +47,20 @@ class OsdBench(Benchmark):
     description = "the OSD's own bench: 4 KiB write IOPS and 4 MiB write throughput on its local media"
     interval_option = "osd_bench_interval"
     params = (
-        ParamSpec("writes_4k", 3000, 100, 1000000, "4 KiB writes in the IOPS round (cut to the OSD's limit)"),
-        ParamSpec("mib_4m", 100, 4, 10240, "MiB written in the 4 MiB throughput round (cut to the OSD's limit)"),
+        ParamSpec(
+            "writes_4k",
+            3000,
+            MIN_OSD_BENCH_4K_WRITES,
+            1000000,
+            "4 KiB writes in the IOPS round (cut to the OSD's limit)",
+        ),
+        ParamSpec(
+            "mib_4m",
+            100,
+            MIN_OSD_BENCH_4M_MIB,
+            10240,
+            "MiB written in the 4 MiB throughput round (cut to the OSD's limit)",
+        ),
     )
 
     def _sizes(

@@ -65,6 +65,8 @@ def run_at_queue_depth(
     i = 0
     try:
         while time.monotonic() < t0 + seconds and (max_ops is None or i < max_ops):
+            if failures:  # the first failed op ends the round: the rest would fail alike (pool gone, full...)
+                break
             ctx.check()
             if recheck is not None:
                 recheck()

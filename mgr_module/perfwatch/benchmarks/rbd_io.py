@@ -8,14 +8,14 @@ from .base import Benchmark, Context, ParamSpec
 from .capacity import CapacityView, pool_osds, rbd_image_mib
 from .qd_loop import run_at_queue_depth
 from .results import Measurement
-from .scratch import ensure_pool, scratch_location
+from .scratch import IMAGE_PREFIX, ensure_pool, scratch_location
 
 BLOCK = 4096
 MIB = 1 << 20
 
 
 def _image_name(run_id: str) -> str:
-    return "perfwatch.{}".format(run_id)
+    return IMAGE_PREFIX + run_id
 
 
 class RbdIO(Benchmark):

@@ -4,13 +4,13 @@ a namespace of ours, beside RGW's own `.dir.*` shard objects), and read-only lis
 import os
 import statistics
 import urllib.parse
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional
 
 from .base import BenchError, Benchmark, Context, ParamSpec
 from .capacity import CapacityView, check_nearfull, pool_osds
 from .results import Measurement
 from .s3 import S3Client, listed_keys
-from .scratch import cleanup_prefixed
+from .scratch import S3_KEY_PREFIX, cleanup_prefixed
 
 INDEX_SUFFIX = "buckets.index"
 SHARD_PREFIX = ".dir."
@@ -31,7 +31,7 @@ class RgwIndex(Benchmark):
         return "the bucket index"
 
     def run(self, ctx: Context) -> List[Measurement]:
-        pools = ctx.adapter.pool_names_ending(INDEX_SUFFIX)
+        pools = index_pools(ctx.adapter)
         s3_configured = bool(ctx.options.get("rgw_s3_endpoint"))
         if not pools and not s3_configured:
             raise BenchError(
@@ -129,13 +129,18 @@ class RgwIndex(Benchmark):
 
     def recovered_entries(self, run_id: str, options: Dict[str, Any], adapter: Any) -> List[Dict[str, Any]]:
         ns = str(options["scratch_namespace"])
-        out = [{"pool": pool, "namespace": ns, "prefix": run_id} for pool in adapter.pool_names_ending(INDEX_SUFFIX)]
+        out = [{"pool": pool, "namespace": ns, "prefix": run_id} for pool in index_pools(adapter)]
         if options.get("rgw_s3_endpoint"):
             out.append({"s3_bucket": str(options["rgw_s3_bucket"]), "s3_key": s3_key(run_id)})
         return out
 
 
-S3_KEY_PREFIX = "perfwatch-probe."
+def index_pools(adapter: Any) -> List[str]:
+    """RGW's bucket-index pools: named *.buckets.index *and* tagged with the rgw application (a pool of
+    another application that happens to be named so is not RGW's, and is never written to)."""
+    return [p for p in adapter.pool_names_ending(INDEX_SUFFIX) if "rgw" in (adapter.pool_applications(p) or {})]
+
+
 OWNER_TAG = ("perfwatch", "probe-bucket")  # the tag perfwatch puts on a bucket it created or adopted empty
 
 
@@ -168,30 +173,50 @@ def has_owner_tag(body: bytes) -> bool:
     return tags.get(OWNER_TAG[0]) == OWNER_TAG[1]
 
 
+def owner_id(body: bytes) -> Optional[str]:
+    """The <Owner><ID> of a ListAllMyBuckets or an ACL answer."""
+    import xml.etree.ElementTree as ET
+
+    for el in ET.fromstring(body).iter():
+        if el.tag.endswith("Owner"):
+            return next((c.text for c in el if c.tag.endswith("ID")), None)
+    return None
+
+
 def claim_bucket(client: S3Client, name: str) -> None:
-    """Make sure the probe bucket is perfwatch's: tagged as ours (we created it, or adopted it empty),
-    or missing (then created and tagged), or empty and untagged (then tagged). A bucket holding anything,
-    or carrying tags of its own, is refused, and nothing in it is touched. (Creating a bucket one already
+    """Make sure the probe bucket is perfwatch's: missing (then created and tagged), or owned by the
+    probe's own user and either tagged as ours (we created it, or adopted it empty) or empty and untagged
+    (then tagged). A bucket of another user (even one that granted us access), holding anything, or
+    carrying tags of its own, is refused, and nothing in it is touched. (Creating a bucket one already
     owns answers 200, as S3 does in us-east-1: the PUT's status cannot tell "created" from "was there".)"""
     bucket = "/" + urllib.parse.quote(name)
-    tag_status, _t, tags = client.request("GET", bucket, query="tagging", ok=(200, 404))
-    if tag_status == 200 and tags and has_owner_tag(tags):
-        return
     list_status, _t, listing = client.request("GET", bucket, query="list-type=2&max-keys=3", ok=(200, 404))
     if list_status == 404:  # no such bucket: ours to create
         client.request("PUT", bucket)
-    else:
-        found = listed_keys(listing)
-        if found:
-            raise BenchError(
-                "S3 bucket {!r} holds objects perfwatch did not write (e.g. {}): perfwatch probes only a bucket "
-                "it created or an empty one; set mgr/perfwatch/rgw_s3_bucket to a new bucket name".format(
-                    name, ", ".join(repr(k) for k in found[:3])
-                )
+        client.request("PUT", bucket, body=tagging_xml(), query="tagging", content_type="application/xml")
+        return
+    _s, _t, mine = client.request("GET", "/")
+    _s, _t, acl = client.request("GET", bucket, query="acl")
+    me, owner = owner_id(mine), owner_id(acl)
+    if me is None or owner != me:
+        raise BenchError(
+            "S3 bucket {!r} belongs to user {!r}, not to the probe's user {!r}: perfwatch probes only a bucket "
+            "of its own; set mgr/perfwatch/rgw_s3_bucket to a new bucket name".format(name, owner, me)
+        )
+    tag_status, _t, tags = client.request("GET", bucket, query="tagging", ok=(200, 404))
+    if tag_status == 200 and tags and has_owner_tag(tags):
+        return
+    found = listed_keys(listing)
+    if found:
+        raise BenchError(
+            "S3 bucket {!r} holds objects perfwatch did not write (e.g. {}): perfwatch probes only a bucket "
+            "it created or an empty one; set mgr/perfwatch/rgw_s3_bucket to a new bucket name".format(
+                name, ", ".join(repr(k) for k in found[:3])
             )
-        if tag_status == 200:
-            raise BenchError(
-                "S3 bucket {!r} carries tags that are not perfwatch's: perfwatch probes only a bucket it created "
-                "or an empty, untagged one; set mgr/perfwatch/rgw_s3_bucket to a new bucket name".format(name)
-            )
+        )
+    if tag_status == 200:
+        raise BenchError(
+            "S3 bucket {!r} carries tags that are not perfwatch's: perfwatch probes only a bucket it created "
+            "or an empty, untagged one; set mgr/perfwatch/rgw_s3_bucket to a new bucket name".format(name)
+        )
     client.request("PUT", bucket, body=tagging_xml(), query="tagging", content_type="application/xml")

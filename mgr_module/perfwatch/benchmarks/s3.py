@@ -3,15 +3,17 @@ LIST and DELETE with a timeout over http.client (not urllib: no file:// URLs, no
 environment, no redirects followed). The secret key is only ever used to sign; it never appears in an
 error, a log line or a result."""
 
+import contextlib
 import datetime
 import hashlib
 import hmac
 import http.client
 import socket
 import ssl
+import threading
 import time
 import urllib.parse
-from typing import Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from .. import s3_endpoint
 from .base import BenchError
@@ -166,14 +168,40 @@ class S3Client:
         target = self._prefix + path + ("?" + query if query else "")
         t0 = time.monotonic()
         conn = self._connection()
+        # The whole exchange, headers and body, ends within `timeout` (a socket timeout bounds one read
+        # only: an endpoint dripping a byte a second would hold the probe for ever), and the answer is
+        # read up to MAX_ANSWER bytes (the probe's answers are a few KiB: a huge one must not fill the mgr).
+        expired = threading.Event()
+        sockets: List[Any] = []  # the connection's socket (getresponse() hands it on to the response)
+
+        def expire() -> None:
+            expired.set()
+            for sock in sockets:
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_RDWR)  # wakes a read blocked in another thread
+
+        timer = threading.Timer(self.timeout, expire)
+        timer.daemon = True
+        timer.start()
         try:
+            conn.connect()
+            sockets.append(conn.sock)
+            if expired.is_set():  # the deadline passed while connecting
+                raise OSError("timed out")
             conn.request(method, target, body=body if method == "PUT" else None, headers=headers)
             resp = conn.getresponse()
-            data = resp.read()
-        except (http.client.HTTPException, OSError) as exc:
+            data = read_capped(resp, MAX_ANSWER)
+        except (http.client.HTTPException, OSError, AnswerTooLarge) as exc:
+            if expired.is_set():
+                raise BenchError(
+                    "S3 {} {}: no complete answer in {:.0f} s".format(method, path, self.timeout)
+                ) from None
             raise BenchError("S3 {} {}: {}".format(method, path, str(exc) or type(exc).__name__)) from None
         finally:
+            timer.cancel()
             conn.close()
+        if expired.is_set():
+            raise BenchError("S3 {} {}: no complete answer in {:.0f} s".format(method, path, self.timeout))
         status = resp.status
         if status in ok or 200 <= status < 300:
             return status, time.monotonic() - t0, data
@@ -181,6 +209,25 @@ class S3Client:
             raise BenchError("S3 {} {}: HTTP {} redirect, not followed".format(method, path, status))
         code = _error_code(data)
         raise BenchError("S3 {} {}: HTTP {}{}".format(method, path, status, " " + code if code else ""))
+
+
+MAX_ANSWER = 1 << 20  # bytes of an S3 answer read at most: a LIST of a few keys, a tag set, an error
+
+
+class AnswerTooLarge(Exception):
+    pass
+
+
+def read_capped(resp: Any, limit: int) -> bytes:
+    """The body of an HTTP answer, refused (AnswerTooLarge) past `limit` bytes, read a chunk at a time."""
+    data = bytearray()
+    while True:
+        chunk = resp.read(min(65536, limit + 1 - len(data)))
+        if not chunk:
+            return bytes(data)
+        data += chunk
+        if len(data) > limit:
+            raise AnswerTooLarge("answer larger than {} bytes: not read further".format(limit))
 
 
 def _error_code(body: bytes) -> Optional[str]:

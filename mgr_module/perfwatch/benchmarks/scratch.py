@@ -10,9 +10,10 @@ def scratch_location(options: Dict[str, Any]) -> Tuple[str, str]:
     return str(options["scratch_pool"]), str(options["scratch_namespace"])
 
 
-OWNER_APPLICATION = "perfwatch"  # the pool application perfwatch enables on the scratch pool it creates
-# Applications that may sit beside ours: librbd enables "rbd" on a pool it makes images in.
-TOLERATED_APPLICATIONS = ("rbd",)
+# The pool application perfwatch enables on the scratch pool it creates. No other may sit beside it:
+# librbd does not tag perfwatch's pool "rbd" when the rbd kind makes its images there, so a pool tagged
+# "rbd" too is someone's RBD pool that was tagged "perfwatch" as well.
+OWNER_APPLICATION = "perfwatch"
 
 
 def ownership_problem(pool: str, applications: Dict[str, Any]) -> Optional[str]:
@@ -33,7 +34,7 @@ def ownership_problem(pool: str, applications: Dict[str, Any]) -> Optional[str]:
             "and tags it), or, if this empty pool was made for perfwatch by hand, tag it with "
             "`ceph osd pool application enable {} {}`".format(pool, pool, OWNER_APPLICATION)
         )
-    others = sorted(set(applications) - {OWNER_APPLICATION} - set(TOLERATED_APPLICATIONS))
+    others = sorted(set(applications) - {OWNER_APPLICATION})
     if others:
         return "scratch pool {!r} is also used by {}: perfwatch writes only into a pool of its own".format(
             pool, ", ".join(others)
@@ -96,6 +97,48 @@ def wait_for_primaries(
                 "{} PGs: are enough OSDs up?".format(pool, timeout, len(adapter.pg_primaries(pool_id)), pg_num)
             )
         sleep(1.0)
+
+
+S3_KEY_PREFIX = "perfwatch-probe."  # an S3 probe object's key: this, then the run id
+IMAGE_PREFIX = "perfwatch."  # a scratch RBD image's name: this, then the run id
+
+
+def entry_problem(
+    run_id: str, entry: Dict[str, Any], applications: Callable[[str], Optional[Dict[str, Any]]]
+) -> Optional[str]:
+    """Why a registered scratch entry must not be acted on (None: clean it). Whatever the store says,
+    perfwatch deletes only objects named with the run id, in a namespace of its own, in a pool that is
+    its own (or an RGW index pool, where the omap probe writes): a tampered or corrupt entry naming
+    other objects is never followed."""
+    if "s3_key" in entry:
+        return (
+            None
+            if entry["s3_key"] == S3_KEY_PREFIX + run_id
+            else "S3 key {!r} is not {}'s".format(entry["s3_key"], run_id)
+        )
+    pool = entry.get("pool")
+    if not isinstance(pool, str) or not pool:
+        return "no pool"
+    if "image" in entry:
+        if entry["image"] != IMAGE_PREFIX + run_id:
+            return "image {!r} is not {}'s".format(entry["image"], run_id)
+        owners: Tuple[str, ...] = ("perfwatch",)
+    elif "prefix" in entry:
+        if entry["prefix"] != run_id:
+            return "prefix {!r} is not the run id".format(entry["prefix"])
+        if not entry.get("namespace"):
+            return "no namespace of its own (the default namespace is never cleaned)"
+        owners = ("perfwatch", "rgw")
+    else:
+        return "names no object, image or S3 key"
+    apps = applications(pool)
+    if apps is None:
+        return "pool {!r} is gone (and its objects with it)".format(pool)
+    if not any(owner in apps for owner in owners):
+        return "pool {!r} is neither perfwatch's nor RGW's ({})".format(
+            pool, ", ".join(sorted(apps)) or "no application"
+        )
+    return None
 
 
 LIST_BATCH = 10000  # names listed at a time
