@@ -14,7 +14,7 @@ writer's extra fields pass through.
 
 import math
 import re
-from typing import Any, Dict, List, NamedTuple, Optional, Tuple
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
 
 VERSION = 2
 MAX_KEYS = 10000  # baselines, regressions, streaks, last_run, scratch runs, recovered run ids
@@ -88,6 +88,22 @@ def bound(mapping: Dict[str, Any], limit: Optional[int] = None) -> List[str]:
     for key in extra:
         del mapping[key]
     return extra
+
+
+def clean_entries(data: Any, what: str, problem: Callable[[str, Any], Optional[str]]) -> Cleaned:
+    """A record that maps keys to entries: the entries `problem` finds nothing wrong with are kept (at
+    most MAX_KEYS), the others dropped with its reason; anything but a mapping is unusable."""
+    found, dropped = as_mapping(data, what)
+    if found is None:
+        return unusable(dropped[0])
+    out = {}
+    for key, value in found.items():
+        why = problem(key, value)
+        if why is None:
+            out[key] = value
+        else:
+            dropped.append(why)
+    return ok(out, bounded(out, dropped))
 
 
 def bounded(out: Dict[str, Any], dropped: List[str]) -> List[str]:

@@ -1,6 +1,6 @@
 """The records of scratch data awaiting cleanup: the registry, and run ids recovered from broken ones. Pure."""
 
-from typing import Any, Dict
+from typing import Any, Dict, Optional
 
 from . import records
 
@@ -57,13 +57,8 @@ def clean_scratch(data: Any) -> records.Cleaned:
 
 def clean_recovered(data: Any) -> records.Cleaned:
     """bench/recovered_scratch: run id -> kind ("" when unknown), of runs named by broken scratch records."""
-    found, dropped = records.as_mapping(data, "recovered run ids")
-    if found is None:
-        return records.unusable(dropped[0])
-    out = {}
-    for run_id, kind in found.items():
-        if run_id and isinstance(kind, str):
-            out[run_id] = kind
-        else:
-            dropped.append("recovered run id {!r}: {!r}".format(run_id, kind))
-    return records.ok(out, records.bounded(out, dropped))
+
+    def problem(run_id: str, kind: Any) -> Optional[str]:
+        return None if run_id and isinstance(kind, str) else "recovered run id {!r}: {!r}".format(run_id, kind)
+
+    return records.clean_entries(data, "recovered run ids", problem)

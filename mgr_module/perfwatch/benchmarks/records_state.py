@@ -60,42 +60,27 @@ def _regression_problem(key: str, value: Any) -> Optional[str]:
 
 def clean_regressions(data: Any) -> records.Cleaned:
     """bench/regressions: result key -> the verdict that raised it (Verdict fields, run_id, at, consecutive)."""
-    found, dropped = records.as_mapping(data, "regressions")
-    if found is None:
-        return records.unusable(dropped[0])
-    out = {}
-    for key, value in found.items():
-        problem = _regression_problem(key, value)
-        if problem is None:
-            out[key] = value
-        else:
-            dropped.append(problem)
-    return records.ok(out, records.bounded(out, dropped))
+    return records.clean_entries(data, "regressions", _regression_problem)
 
 
 def clean_streaks(data: Any) -> records.Cleaned:
     """bench/streaks: result key -> consecutive regressed results."""
-    found, dropped = records.as_mapping(data, "streaks")
-    if found is None:
-        return records.unusable(dropped[0])
-    out = {}
-    for key, value in found.items():
-        if records.RESULT_KEY.match(key) and records.is_int(value) and value >= 1:
-            out[key] = value
-        else:
-            dropped.append("streak {!r}: {!r}".format(key, value))
-    return records.ok(out, records.bounded(out, dropped))
+
+    def problem(key: str, value: Any) -> Optional[str]:
+        good = records.RESULT_KEY.match(key) and records.is_int(value) and value >= 1
+        return None if good else "streak {!r}: {!r}".format(key, value)
+
+    return records.clean_entries(data, "streaks", problem)
 
 
 def clean_last_run(data: Any) -> records.Cleaned:
     """bench/last_run: kind -> when its last run ended (epoch seconds)."""
-    found, dropped = records.as_mapping(data, "last run times")
-    if found is None:
-        return records.unusable(dropped[0])
-    out = {}
-    for key, value in found.items():
-        if records.NAME.match(key) and records.is_number(value):
-            out[key] = float(value)
-        else:
-            dropped.append("last run {!r}: {!r}".format(key, value))
-    return records.ok(out, records.bounded(out, dropped))
+
+    def problem(key: str, value: Any) -> Optional[str]:
+        good = records.NAME.match(key) and records.is_number(value)
+        return None if good else "last run {!r}: {!r}".format(key, value)
+
+    cleaned = records.clean_entries(data, "last run times", problem)
+    if cleaned.value is None:
+        return cleaned
+    return cleaned._replace(value={k: float(v) for k, v in cleaned.value.items()})
