@@ -9,7 +9,7 @@ SYSTEM_PYTHON := /usr/bin/python3
 VENV := .venv
 PY := $(VENV)/bin/python
 APT_PACKAGES := ceph-mon ceph-osd ceph-mgr ceph-common radosgw python3-rados python3-rbd \
-                python3-venv iproute2 mount prometheus prometheus-node-exporter
+                python3-venv iproute2 mount prometheus prometheus-node-exporter prometheus-alertmanager
 TEST_LAB_DIR ?= $(CURDIR)/.lab-test
 PYTEST_ARGS ?=
 
@@ -44,7 +44,7 @@ lint: deps
 	MYPYPATH=/usr/share/ceph/mgr $(VENV)/bin/mypy --ignore-missing-imports --follow-imports=silent mgr_module/perfwatch
 	$(VENV)/bin/vermin -t=3.6- --violations --no-tips --eval-annotations exporters/perfwatch_host_exporter
 	MYPYPATH=mgr_module $(VENV)/bin/mypy --ignore-missing-imports --follow-imports=silent exporters
-	$(VENV)/bin/mypy --ignore-missing-imports lab bench
+	$(VENV)/bin/mypy --ignore-missing-imports lab bench alerts
 
 unit: deps
 	$(PY) -m pytest tests/unit $(PYTEST_ARGS)
@@ -69,11 +69,13 @@ demo: deps
 	echo "  curl -s http://127.0.0.1:9284/metrics   # the active mgr (mgr.y, the standby, is on 9286)"; \
 	echo "  ceph perfwatch bench run --kind osd     # then: ceph perfwatch bench status / history"; \
 	echo "  ceph perfwatch bench schedule           # the light probes (rados, rgw, net) already run"; \
-	echo "  ceph config set mgr mgr/perfwatch/collect_interval 10"; \
+	echo "  ceph config get mgr mgr/perfwatch/collect_interval   # the lab sets 10 s (default 30)"; \
 	echo "  python3 -m lab status                   # daemons, PIDs, devices"; \
 	echo "  python3 -m lab stop --kill mgr.x        # watch mgr.y take over; then: python3 -m lab start mgr.x"; \
 	echo "  make down; python3 -m lab up --hosts 3  # one network namespace per OSD host"; \
-	echo "  make down                               # stop everything the lab started"
+	echo "  make down                               # stop everything the lab started"; \
+	echo; echo "== monitoring: Prometheus scrapes perfwatch, the host exporters, node_exporter and Ceph's module"; \
+	$(PY) -m lab status | grep -E '^(monitor|metrics|ceph) '
 
 down:
 	@if [ -x $(PY) ]; then $(PY) -m lab down; else python3 -m lab down; fi

@@ -9,8 +9,9 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from . import cephconf, keyring, loopdev, prereq
+from . import cephconf, keyring, loopdev, monitoring, prereq
 from .config import REPO_ROOT, LabConfig, LabError
+from .daemons import Catalogue
 from .state import LabState
 from .topology import Topology
 
@@ -145,3 +146,23 @@ def mkfs_osds(config: LabConfig, topo: Topology, state: LabState, save: Callable
     with ThreadPoolExecutor(max_workers=4) as pool:
         list(pool.map(mkfs, uuids))
     return uuids
+
+
+def write_monitoring_config(name: str, catalogue: Catalogue) -> list[str]:
+    """Before Prometheus starts: its configuration, with those of the lab's rule files that exist now.
+    Before Alertmanager starts, while the checkout has no example: the fallback configuration. Returns
+    notes on what is missing, for the operator."""
+    directory, notes = catalogue.config.directory, []
+    if name == monitoring.PROMETHEUS:
+        present, missing = monitoring.present_rule_files(p for p in monitoring.RULE_FILES if p.exists())
+        notes += [f"{p.relative_to(REPO_ROOT)} does not exist yet: Prometheus runs without it" for p in missing]
+        path = monitoring.prometheus_config_path(directory)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(monitoring.render(catalogue.prometheus_config(present)))
+    elif name == monitoring.ALERTMANAGER and catalogue.alertmanager_config is None:
+        path = monitoring.fallback_alertmanager_config_path(directory)
+        example = monitoring.ALERTMANAGER_EXAMPLE.relative_to(REPO_ROOT)
+        notes.append(f"{example} does not exist yet: Alertmanager uses {path} (a receiver with no notifiers)")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(monitoring.render(monitoring.FALLBACK_ALERTMANAGER_CONFIG))
+    return notes

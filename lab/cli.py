@@ -56,6 +56,24 @@ def _parser() -> argparse.ArgumentParser:
         help="port of node_exporter on each simulated host",
     )
     up.add_argument(
+        "--prometheus-port",
+        type=int,
+        default=defaults.prometheus_port,
+        help="port of the lab's Prometheus, on the lab's core address",
+    )
+    up.add_argument(
+        "--alertmanager-port",
+        type=int,
+        default=defaults.alertmanager_port,
+        help="port of the lab's Alertmanager, on the lab's core address",
+    )
+    up.add_argument(
+        "--ceph-metrics-port",
+        type=int,
+        default=defaults.ceph_metrics_port,
+        help="port of Ceph's prometheus mgr module; other mgrs take the next ports no other option uses",
+    )
+    up.add_argument(
         "--subnet-index",
         type=int,
         default=defaults.subnet_index,
@@ -109,6 +127,10 @@ def _print_status(status: dict) -> None:
     print(f"rgw      {status['rgw']}")
     for mgr, url in status["module_endpoints"].items():
         print(f"metrics  mgr.{mgr:<15} {url}metrics")
+    for mgr, url in status["ceph_metrics"].items():
+        print(f"ceph     mgr.{mgr:<15} {url}metrics   (Ceph's prometheus module)")
+    for name, url in status["monitoring"].items():
+        print(f"monitor  {name:<19} {url}")
     for host in status["hosts"]:
         where = f"netns {host['netns']} {host['address']}" if host["netns"] else host["address"]
         print(f"host     {host['name']:<14} {where:<28} osds {host['osds']}")
@@ -148,6 +170,9 @@ def main(argv: list[str] | None = None) -> int:
                 module_port=args.module_port,
                 exporter_port=args.exporter_port,
                 node_exporter_port=args.node_exporter_port,
+                prometheus_port=args.prometheus_port,
+                alertmanager_port=args.alertmanager_port,
+                ceph_metrics_port=args.ceph_metrics_port,
                 subnet_index=args.subnet_index,
             )
             lab = Lab(config)
@@ -160,6 +185,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"lab: HEALTH_OK in {seconds:.1f} s ({config.osds} OSDs on {config.hosts} host(s)); "
                 f"to use the ceph CLI: {env_line(directory)}"
             )
+            print("lab: " + ", ".join(f"{name} {url}" for name, url in lab.monitoring_urls().items()))
             return 0
         if args.command == "down":
             if load_config(directory) is None:

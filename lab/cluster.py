@@ -1,7 +1,8 @@
 """The lab's lifecycle: `up` (make a cluster, start its daemons, wait until it is ready), `down` (stop what
 was started and remove what was made), stopping and starting one daemon, and the status report.
 
-What `up` starts comes from the daemon catalogue (daemons.py), the files it makes from bootstrap.py, its
+What `up` starts comes from the daemon catalogue (daemons.py, with monitoring.py for Prometheus and
+Alertmanager), the files it makes from bootstrap.py, the mgr modules it enables from mgrmodules.py, its
 waiting from probes.py. Each process, device, namespace and knob is recorded in the lab's state as soon
 as it exists, so `down` undoes exactly what was made. `Lab` is the facade the CLI, the tests and the
 benchmarks use.
@@ -18,7 +19,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from . import bootstrap, cephcli, cephconf, cgroups, knobs, loopdev, net, prereq, probes, procs
+from . import bootstrap, cephcli, cephconf, cgroups, knobs, loopdev, mgrmodules, monitoring, net, prereq, probes, procs
 from .config import CONFIG_FILE, LabConfig, LabError, load_config
 from .daemons import Catalogue
 from .probes import wait_for
@@ -53,7 +54,8 @@ class Lab:
     @property
     def catalogue(self) -> Catalogue:
         """The lab's daemons, as the catalogue derives them (with the fsid once `up` has made one)."""
-        return Catalogue(self.config, self.topo, self.state.fsid)
+        example = monitoring.ALERTMANAGER_EXAMPLE
+        return Catalogue(self.config, self.topo, self.state.fsid, example if example.exists() else None)
 
     def ceph(self, *args: str, timeout: float = 30.0, as_json: bool = True) -> Any:
         return cephcli.run(self.config.conf_path, *args, timeout=timeout, as_json=as_json)
@@ -78,6 +80,10 @@ class Lab:
 
     def rgw_url(self) -> str:
         return self.catalogue.rgw_url()
+
+    def monitoring_urls(self) -> dict[str, str]:
+        """The URLs of the lab's Prometheus and Alertmanager, by daemon name."""
+        return self.catalogue.monitoring_urls()
 
     def pgs_clean(self) -> bool:
         return probes.pgs_clean(self.ceph)
@@ -125,6 +131,7 @@ class Lab:
         for name in self.state.daemons:
             ref = self.state.daemons[name]
             path = self.log_path(name)
+            path = path if path.exists() else self.catalogue.output_path(name)  # not a Ceph daemon: its output
             if not procs.is_alive(ref) and path.exists():
                 lines = path.read_text(errors="replace").splitlines()[-15:]
                 chunks.append(f"\n--- last lines of {path.name} ({name} is not running) ---\n" + "\n".join(lines))
@@ -157,10 +164,10 @@ class Lab:
             self._start(f"osd.{osd.id}")
         self._start(cephconf.rgw_name(config))
         catalogue = self.catalogue
-        for name in catalogue.exporter_names():
+        for name in catalogue.exporter_names() + list(monitoring.NAMES):
             self._start(name)
-        step("daemons and exporters started; enabling the perfwatch module")
-        self._enable_module()
+        step("daemons, exporters, Alertmanager and Prometheus started; enabling the perfwatch and prometheus modules")
+        mgrmodules.enable(self.ceph, catalogue)
         step("waiting for all OSDs up and in, RGW answering, every PG active+clean, HEALTH_OK")
         wait_for(functools.partial(probes.osds_up_in, self.ceph, config.osds), 120, f"{config.osds} OSDs up and in")
         rgw = catalogue.rgw_url()
@@ -169,25 +176,22 @@ class Lab:
         wait_for(functools.partial(probes.health_ok, self.ceph), 120, "HEALTH_OK")
         for name, url in catalogue.exporter_urls().items():
             wait_for(functools.partial(probes.http_answers, url), 30, f"{name} on {url}", 0.5)
-        step("HEALTH_OK; exporters answering")
+        for name, url in catalogue.monitoring_urls().items():
+            log = catalogue.output_path(name)
+            ready = functools.partial(probes.http_ready, self.state.daemons[name], f"{url}-/ready", name, log)
+            wait_for(ready, 60, f"{name} ready on {url}-/ready (log: {log})", 0.5)
+        step("HEALTH_OK; exporters answering, Alertmanager and Prometheus ready")
 
     def _start(self, name: str) -> None:
         catalogue = self.catalogue
+        for note in bootstrap.write_monitoring_config(name, catalogue):
+            _say(f"lab: {note}")
         spec = catalogue.spec(name, mountinfo=cgroups.MOUNTINFO.read_text())
         env = {**os.environ, **spec.env} if spec.env else None
         ref = procs.spawn(list(spec.argv), catalogue.output_path(name), netns=spec.netns, env=env)
         self.state.daemons[name] = ref
         self.save_state()
         knobs.reapply_to(self.state, name, ref.pid)
-
-    def _enable_module(self) -> None:
-        module = bootstrap.MODULE_NAME
-        listed = functools.partial(probes.module_listed, self.ceph, module)
-        wait_for(listed, 60, f"the active mgr to list the {module} module", 0.5)
-        # Both mgrs share this machine: each gets its own endpoint port (active and standby both listen).
-        for mgr, port in self.catalogue.module_ports().items():
-            self.ceph("config", "set", "mgr", f"mgr/{module}/{mgr}/server_port", str(port), as_json=False)
-        self.ceph("mgr", "module", "enable", module, as_json=False)
 
     # ----- single daemons ------------------------------------------------------------------------------
 
@@ -266,6 +270,8 @@ class Lab:
             "knobs": {key: {**knob, "setting": knobs.describe(knob)} for key, knob in self.state.knobs.items()},
             "rgw": catalogue.rgw_url(),
             "module_endpoints": catalogue.module_urls(),
+            "ceph_metrics": catalogue.ceph_metrics_urls(),
+            "monitoring": catalogue.monitoring_urls(),
             "health": None,
         }
         mon = self.state.daemons.get(f"mon.{cephconf.MON_ID}")

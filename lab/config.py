@@ -34,6 +34,9 @@ class LabConfig:
     module_port: int = 9284
     exporter_port: int = 9285  # the perfwatch host exporter, one per simulated host (and one for the core)
     node_exporter_port: int = 9100  # node_exporter, one per simulated host
+    prometheus_port: int = 9090  # the lab's Prometheus, on the core address
+    alertmanager_port: int = 9093  # the lab's Alertmanager, on the core address
+    ceph_metrics_port: int = 9283  # Ceph's own prometheus mgr module: one port per mgr, like --module-port
     subnet_index: int = 0  # hosts > 1: 198.18.<subnet_index>.0/24
     mgrs: tuple[str, ...] = ("x", "y")
 
@@ -51,13 +54,15 @@ class LabConfig:
         if self.osd_backing not in ("loop", "file"):
             raise LabError(f"--backing {self.osd_backing!r}: must be 'loop' or 'file'")
         ports = self.single_ports()
-        ports["--module-port"] = self.module_port
+        ports |= {"--module-port": self.module_port, "--ceph-metrics-port": self.ceph_metrics_port}
         for flag, port in ports.items():
             if not 1024 <= port <= 65535 - len(self.mgrs):
                 raise LabError(f"{flag} {port}: must be between 1024 and {65535 - len(self.mgrs)}")
-        singles = set(self.single_ports().values())
-        if len(singles) != len(self.single_ports()) or self.module_port in singles:
+        if len(set(ports.values())) != len(ports):
             raise LabError(f"ports must differ: {ports}")
+        per_mgr = self.module_ports() + self.ceph_metrics_ports()
+        if max(per_mgr) > 65535:
+            raise LabError(f"the per-mgr ports {per_mgr} run past 65535: pick lower --module-port/--ceph-metrics-port")
         if not 0 <= self.subnet_index <= 255:
             raise LabError(f"--subnet-index {self.subnet_index}: must be between 0 and 255")
         if len(self.mgrs) < 1 or len(set(self.mgrs)) != len(self.mgrs):
@@ -65,22 +70,24 @@ class LabConfig:
 
     def module_ports(self) -> list[int]:
         """The perfwatch endpoint port of each mgr: --module-port, then the next ports no other option uses."""
-        taken = set(self.single_ports().values())
-        ports: list[int] = []
-        port = self.module_port
-        while len(ports) < len(self.mgrs):
-            if port not in taken:
-                ports.append(port)
-            port += 1
-        return ports
+        return _ports_from(self.module_port, len(self.mgrs), {*self.single_ports().values(), self.ceph_metrics_port})
+
+    def ceph_metrics_ports(self) -> list[int]:
+        """The port of Ceph's prometheus module on each mgr: --ceph-metrics-port, then the next ports that
+        neither another option nor the perfwatch endpoints use (9283, 9287 by default)."""
+        return _ports_from(
+            self.ceph_metrics_port, len(self.mgrs), {*self.single_ports().values(), *self.module_ports()}
+        )
 
     def single_ports(self) -> dict[str, int]:
-        """Every port option but --module-port (which takes one port per mgr), by its flag."""
+        """Every port option but --module-port and --ceph-metrics-port (one port per mgr each), by its flag."""
         return {
             "--mon-port": self.mon_port,
             "--rgw-port": self.rgw_port,
             "--exporter-port": self.exporter_port,
             "--node-exporter-port": self.node_exporter_port,
+            "--prometheus-port": self.prometheus_port,
+            "--alertmanager-port": self.alertmanager_port,
         }
 
     @property
@@ -113,6 +120,17 @@ class LabConfig:
         tmp = self.directory / (CONFIG_FILE + ".tmp")
         tmp.write_text(self.to_json())
         os.replace(tmp, self.directory / CONFIG_FILE)
+
+
+def _ports_from(first: int, count: int, taken: set[int]) -> list[int]:
+    """`count` ports: `first`, then the next ones not in `taken`."""
+    ports: list[int] = []
+    port = first
+    while len(ports) < count:
+        if port not in taken:
+            ports.append(port)
+        port += 1
+    return ports
 
 
 def resolve_directory(arg: str | None) -> Path:

@@ -2,8 +2,9 @@
 environment), where it logs, and the URLs its services answer on.
 
 Pure: a LabConfig, a Topology and the cluster's fsid in (and, for a host exporter in a namespace of its
-own, the machine's mountinfo text); names, command lines, paths and URLs out. Nothing here starts, reads
-or probes anything, so the catalogue is unit-tested without a lab.
+own, the machine's mountinfo text; for Alertmanager, the configuration file to use); names, command lines,
+paths, URLs and Prometheus's scrape targets out. Nothing here starts, reads or probes anything, so the
+catalogue is unit-tested without a lab.
 """
 
 from __future__ import annotations
@@ -12,9 +13,11 @@ import dataclasses
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
-from . import cephconf, cgroups
+from . import cephconf, cgroups, monitoring
 from .config import REPO_ROOT, LabConfig, LabError
+from .monitoring import Target
 from .topology import Host, Topology
 
 NODE_EXPORTER = "prometheus-node-exporter"  # Debian's name for node_exporter
@@ -39,6 +42,8 @@ class Catalogue:
     config: LabConfig
     topo: Topology
     fsid: str = ""  # "" before `up` made one: host exporters are then not restricted to this cluster
+    # Alertmanager's configuration: the checkout's example when it exists; None: the lab's fallback file
+    alertmanager_config: Path | None = None
 
     # ----- names -------------------------------------------------------------------------------------
 
@@ -50,6 +55,7 @@ class Catalogue:
             + [f"osd.{o.id}" for o in self.topo.osds]
             + [cephconf.rgw_name(self.config)]
             + self.exporter_names()
+            + list(monitoring.NAMES)
         )
 
     def exporter_names(self) -> list[str]:
@@ -83,15 +89,17 @@ class Catalogue:
 
     # ----- URLs --------------------------------------------------------------------------------------
 
+    def _exporter_endpoint(self, name: str) -> tuple[str, str]:
+        """(host:port, host name) of an exporter; the core's host name is "core"."""
+        kind, where = name.split(".", 1)
+        host = self._exporter_host(where)
+        address = self.topo.core_address if host is None else host.address
+        port = self.config.node_exporter_port if kind == "node-exporter" else self.config.exporter_port
+        return f"{address}:{port}", "core" if host is None else host.crush_name
+
     def exporter_urls(self) -> dict[str, str]:
         """Metrics URL of each exporter, by its daemon name."""
-        urls = {}
-        for name in self.exporter_names():
-            kind, where = name.split(".", 1)
-            address = self.topo.core_address if where == "core" else self.topo.host_named(where).address
-            port = self.config.node_exporter_port if kind == "node-exporter" else self.config.exporter_port
-            urls[name] = f"http://{address}:{port}/metrics"
-        return urls
+        return {name: f"http://{self._exporter_endpoint(name)[0]}/metrics" for name in self.exporter_names()}
 
     def module_ports(self) -> dict[str, int]:
         """The perfwatch endpoint port of each mgr (see LabConfig.module_ports)."""
@@ -100,8 +108,44 @@ class Catalogue:
     def module_urls(self) -> dict[str, str]:
         return {mgr: f"http://{self.topo.core_address}:{port}/" for mgr, port in self.module_ports().items()}
 
+    def ceph_metrics_ports(self) -> dict[str, int]:
+        """The port of Ceph's own prometheus module on each mgr (see LabConfig.ceph_metrics_ports)."""
+        return dict(zip(self.config.mgrs, self.config.ceph_metrics_ports(), strict=True))
+
+    def ceph_metrics_urls(self) -> dict[str, str]:
+        return {mgr: f"http://{self.topo.core_address}:{p}/" for mgr, p in self.ceph_metrics_ports().items()}
+
     def rgw_url(self) -> str:
         return f"http://{self.topo.core_address}:{self.config.rgw_port}/"
+
+    def monitoring_urls(self) -> dict[str, str]:
+        """The lab's Prometheus and Alertmanager, by daemon name, in the order `up` starts them."""
+        ports = {
+            monitoring.PROMETHEUS: self.config.prometheus_port,
+            monitoring.ALERTMANAGER: self.config.alertmanager_port,
+        }
+        return {name: f"http://{self.topo.core_address}:{ports[name]}/" for name in monitoring.NAMES}
+
+    # ----- what the lab's Prometheus scrapes ---------------------------------------------------------
+
+    def scrape_jobs(self) -> dict[str, list[Target]]:
+        """Scrape targets by job: every mgr's perfwatch endpoint (standbys answer an empty 200), every
+        host exporter and node_exporter (labelled with their simulated host's CRUSH name, which is how
+        rules join node_exporter's series to the exporter's device map), every mgr's Ceph module."""
+        core = self.topo.core_address
+        jobs: dict[str, list[Target]] = {job: [] for job in monitoring.JOBS}
+        jobs[monitoring.JOB_MODULE] = [Target(f"{core}:{port}") for port in self.module_ports().values()]
+        for name in self.exporter_names():
+            endpoint, hostname = self._exporter_endpoint(name)
+            job = monitoring.JOB_NODE if name.startswith("node-exporter.") else monitoring.JOB_HOST
+            jobs[job].append(Target(endpoint, (("hostname", hostname),)))
+        jobs[monitoring.JOB_CEPH] = [Target(f"{core}:{port}") for port in self.ceph_metrics_ports().values()]
+        return jobs
+
+    def prometheus_config(self, rule_files: list[Path]) -> dict[str, Any]:
+        """The lab's Prometheus configuration, with those of the lab's rule files that exist."""
+        alertmanager = f"{self.topo.core_address}:{self.config.alertmanager_port}"
+        return monitoring.prometheus_config(self.fsid, self.scrape_jobs(), alertmanager, rule_files)
 
     # ----- how to start each daemon ------------------------------------------------------------------
 
@@ -109,6 +153,13 @@ class Catalogue:
         """How to start daemon `name`. `mountinfo` is this machine's /proc/self/mountinfo text: a host
         exporter in a namespace of its own mounts those cgroup hierarchies again (see cgroups.remount_script)."""
         self.check(name)
+        directory, core = self.config.directory, self.topo.core_address
+        if name == monitoring.PROMETHEUS:
+            return DaemonSpec(name, monitoring.prometheus_argv(directory, core, self.config.prometheus_port))
+        if name == monitoring.ALERTMANAGER:
+            config_file = self.alertmanager_config or monitoring.fallback_alertmanager_config_path(directory)
+            argv = monitoring.alertmanager_argv(directory, config_file, core, self.config.alertmanager_port)
+            return DaemonSpec(name, argv)
         conf = str(self.config.conf_path)
         kind, ident = name.split(".", 1)
         if kind == "node-exporter":

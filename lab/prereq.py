@@ -22,6 +22,8 @@ BINARIES = {
     "ip": "iproute2",
     "losetup": "mount",
     "prometheus-node-exporter": "prometheus-node-exporter",
+    "prometheus": "prometheus",
+    "prometheus-alertmanager": "prometheus-alertmanager",
     "tc": "iproute2",
     "rbd": "ceph-common",
 }
@@ -63,8 +65,9 @@ def port_in_use(port: int, host: str = "0.0.0.0") -> bool:
 
 
 def check_ports(config: LabConfig) -> None:
-    module_ports = [("--module-port", port) for port in config.module_ports()]
-    for flag, port in (*config.single_ports().items(), *module_ports):
+    per_mgr = [("--module-port", port) for port in config.module_ports()]
+    per_mgr += [("--ceph-metrics-port", port) for port in config.ceph_metrics_ports()]
+    for flag, port in (*config.single_ports().items(), *per_mgr):
         if port_in_use(port):
             raise LabError(f"port {port} ({flag}) is already in use: stop what holds it or pick another with {flag}")
 

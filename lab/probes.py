@@ -11,10 +11,12 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from .cephcli import Ceph, CephCommandError
 from .config import LabError
+from .procs import ProcRef, is_alive
 
 
 def wait_for(check: Callable[[], Any], timeout: float, what: str, interval: float = 1.0) -> Any:
@@ -87,3 +89,11 @@ def http_answers(url: str) -> bool:
             return resp.status == 200
     except (urllib.error.URLError, ConnectionError, TimeoutError):
         return False
+
+
+def http_ready(ref: ProcRef, url: str, name: str, log: Path) -> bool:
+    """Daemon `name` (the process `ref`) answers 200 at `url` (a /-/ready page); LabError naming its log
+    once it has exited."""
+    if not is_alive(ref):
+        raise LabError(f"{name} (pid {ref.pid}) exited before it was ready on {url}; see {log}")
+    return http_answers(url)

@@ -16,6 +16,7 @@ SESSION_LAB_ARGS = (
     "--hosts", "3", "--name", "pwtest", "--subnet-index", "1", "--osd-size", "6",
     "--mon-port", "13300", "--rgw-port", "17480", "--module-port", "19284",
     "--exporter-port", "19285", "--node-exporter-port", "19100",
+    "--prometheus-port", "19090", "--alertmanager-port", "19093", "--ceph-metrics-port", "19283",
 )  # fmt: skip
 
 

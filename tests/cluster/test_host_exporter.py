@@ -71,9 +71,11 @@ def test_a_second_lab_beside_the_session_lab_each_reports_only_its_own(lab: LabH
     lab's exporters report each of their own daemons once, with cluster=<that lab's fsid>, and none of
     the other's."""
     directory = Path(tempfile.mkdtemp(prefix="pwside-"))
-    base = _free_ports(6)
+    base = _free_ports(10)
     ports = {"--mon-port": base, "--rgw-port": base + 1, "--exporter-port": base + 2}
     ports |= {"--node-exporter-port": base + 3, "--module-port": base + 4}  # module: base+4, base+5
+    ports |= {"--prometheus-port": base + 6, "--alertmanager-port": base + 7}
+    ports |= {"--ceph-metrics-port": base + 8}  # Ceph's prometheus module: base+8, base+9
     started = time.monotonic()
     failed = True
     try:

@@ -17,6 +17,7 @@ LIFECYCLE_DIR = (REPO / ".lab-test-default").resolve()
 ARGS = (
     "--name", "pwone", "--mon-port", "23300", "--rgw-port", "27480", "--module-port", "29284",
     "--exporter-port", "29285", "--node-exporter-port", "29100",
+    "--prometheus-port", "29090", "--alertmanager-port", "29093", "--ceph-metrics-port", "29283",
 )  # fmt: skip
 
 

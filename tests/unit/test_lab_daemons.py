@@ -27,7 +27,7 @@ def catalogue(hosts: int = 1, fsid: str = FSID) -> Catalogue:
 def test_one_host_lab_has_its_ceph_daemons_then_one_pair_of_exporters() -> None:
     assert catalogue().names() == [
         "mon.a", "mgr.x", "mgr.y", "osd.0", "osd.1", "osd.2", "client.rgw.pwlab",
-        "node-exporter.pwlab-host1", "exporter.pwlab-host1",
+        "node-exporter.pwlab-host1", "exporter.pwlab-host1", "alertmanager", "prometheus",
     ]  # fmt: skip
 
 
