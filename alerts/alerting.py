@@ -1,0 +1,244 @@
+"""Alerts, in the ceph-mixin convention: CamelCase names, `severity` and `type` labels, `summary`,
+`description` and a `documentation` link to the alert's section of alerts/runbook.md.
+
+Every expression reads recorded series (recording.py); the thresholds and `for:` come from the profile.
+A saturation alert's value is the figure that decided it (busy fraction, cores, utilisation), so its
+description can quote it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from .profiles import Profile
+
+ALERT_TYPE = "perfwatch"  # the `type` label (ceph-mixin uses ceph_default for its own)
+RUNBOOK_URL = "https://github.com/ceph-perfwatch/ceph-perfwatch/blob/main/alerts/runbook.md"
+
+
+@dataclasses.dataclass(frozen=True)
+class Alert:
+    name: str
+    expr: str
+    duration: str
+    severity: str
+    summary: str
+    description: str
+    labels: tuple[tuple[str, str], ...] = ()
+
+    def rule(self) -> dict[str, Any]:
+        return {
+            "alert": self.name,
+            "expr": self.expr,
+            "for": self.duration,
+            "labels": {"severity": self.severity, "type": ALERT_TYPE, **dict(self.labels)},
+            "annotations": {
+                "summary": self.summary,
+                "description": self.description,
+                "documentation": f"{RUNBOOK_URL}#{self.name.lower()}",
+            },
+        }
+
+
+def _pct(x: float) -> str:
+    return f"{x * 100:g} %"
+
+
+def saturation_alerts(p: Profile) -> list[Alert]:
+    return [
+        Alert(
+            "PerfwatchOSDMediaSaturated",
+            "osd_device:ceph_perfwatch_media_busy:ratio\n"
+            "and on (cluster, hostname, ceph_daemon, device, role)\n"
+            "(osd_device:ceph_perfwatch_media_saturated:bool == 1)",
+            p.media_for,
+            "warning",
+            "{{ $labels.ceph_daemon }} on {{ $labels.hostname }} is held back by its device {{ $labels.device }}",
+            "Device {{ $labels.device }} ({{ $labels.role }}) of {{ $labels.ceph_daemon }} on host "
+            "{{ $labels.hostname }} is {{ $value | humanizePercentage }} busy with "
+            f"{p.media_queue_depth:g} or more requests queued on average, and the OSD's BlueStore commits take "
+            f"{p.media_commit_latency_seconds * 1000:g} ms or more: the media is saturated.",
+            (("resource", "media"),),
+        ),
+        Alert(
+            "PerfwatchOSDCPUSaturated",
+            # group_right: the alert takes the verdict's labels (its `reason`) and the cores as its value
+            "osd:ceph_perfwatch_cpu_usage:cores\n"
+            "* on (cluster, hostname, ceph_daemon) group_right ()\n"
+            "(osd:ceph_perfwatch_cpu_saturated:bool == 1)",
+            p.cpu_for,
+            "warning",
+            "{{ $labels.ceph_daemon }} on {{ $labels.hostname }} is held back by CPU ({{ $labels.reason }})",
+            '{{ $labels.ceph_daemon }} on host {{ $labels.hostname }} uses {{ $value | printf "%.2f" }} cores. '
+            f"reason=cgroup_limit: it runs at {_pct(p.cpu_quota_ratio)} or more of its cgroup CPU limit and is "
+            f"throttled in {_pct(p.cpu_throttled_periods_ratio)} or more of the CFS periods. reason=host_cpu: it "
+            f"has no limit and its host is {_pct(p.host_cpu_busy_ratio)} or more busy with "
+            f"{p.host_load_per_core:g} or more runnable threads per core.",
+            (("resource", "cpu"),),
+        ),
+        Alert(
+            "PerfwatchHostNetworkSaturated",
+            "host_nic:ceph_perfwatch_network_utilisation:ratio\n"
+            "and on (cluster, hostname, device, direction)\n"
+            "(host_nic:ceph_perfwatch_network_saturated:bool == 1)",
+            p.network_for,
+            "warning",
+            "Host {{ $labels.hostname }}'s link {{ $labels.device }} is full ({{ $labels.direction }})",
+            "Interface {{ $labels.device }} of host {{ $labels.hostname }} runs at {{ $value | humanizePercentage }} "
+            "of its capacity ({{ $labels.direction }}); every OSD of the host waits on it. The capacity is "
+            "the interface's tc shaping rate, else its link speed.",
+            (("resource", "network"),),
+        ),
+    ]
+
+
+def store_alerts(p: Profile) -> list[Alert]:
+    return [
+        Alert(
+            "PerfwatchRocksDBCompactionBacklog",
+            f"osd:ceph_perfwatch_compaction_queue:length >= {p.compaction_queue_length:g}",
+            p.compaction_for,
+            "warning",
+            "RocksDB compactions are queueing up on {{ $labels.ceph_daemon }}",
+            "{{ $labels.ceph_daemon }} has {{ $value }} ranges waiting in its RocksDB compaction queue: "
+            "compaction does not keep up (often after large deletions or PG removal).",
+        ),
+        Alert(
+            "PerfwatchRocksDBWriteStalls",
+            f"osd:ceph_perfwatch_rocksdb_write_stall:ratio >= {p.write_stall_ratio:g}",
+            p.write_stall_for,
+            "warning",
+            "RocksDB is stalling writes on {{ $labels.ceph_daemon }}",
+            "RocksDB on {{ $labels.ceph_daemon }} delayed writes for {{ $value | humanizePercentage }} of the "
+            "time: its memtables or L0 fill faster than they are flushed and compacted.",
+        ),
+        Alert(
+            "PerfwatchBlueFSSpillover",
+            f"osd:ceph_perfwatch_bluefs_spillover:bytes > {p.spillover_bytes:g}",
+            p.spillover_for,
+            "warning",
+            "RocksDB of {{ $labels.ceph_daemon }} spills over onto its slow device",
+            "{{ $labels.ceph_daemon }} keeps {{ $value | humanize1024 }}B of RocksDB on its main (slow) device: "
+            "its DB device is too small, and metadata reads and compactions hit the slow media.",
+        ),
+        Alert(
+            "PerfwatchOnodeCacheMisses",
+            f"osd:ceph_perfwatch_onode_miss:ratio >= {p.onode_miss_ratio:g}\n"
+            "and on (cluster, ceph_daemon)\n"
+            f"osd:ceph_perfwatch_onode_lookups:rate >= {p.onode_min_lookups_per_second:g}",
+            p.onode_for,
+            "warning",
+            "The BlueStore onode cache of {{ $labels.ceph_daemon }} misses far more than it hits",
+            "{{ $value | humanizePercentage }} of the onode lookups of {{ $labels.ceph_daemon }} miss its cache "
+            f"under load ({p.onode_min_lookups_per_second:g} or more lookups per second): metadata is read from "
+            "RocksDB again and again.",
+        ),
+    ]
+
+
+def bench_alerts(p: Profile) -> list[Alert]:
+    return [
+        Alert(
+            "PerfwatchBucketIndexLatencyHigh",
+            f"cluster:ceph_perfwatch_bucket_index_latency:seconds >= {p.bucket_index_latency_seconds:g}",
+            p.bucket_index_for,
+            "warning",
+            "Bucket-index operations are slow ({{ $labels.metric }})",
+            "The rgw probe's {{ $labels.metric }} took {{ $value | humanizeDuration }}: bucket-index (omap) "
+            "work is slow, so every RGW PUT, DELETE and listing waits on it.",
+        ),
+        Alert(
+            "PerfwatchBenchmarkRegression",
+            "cluster:ceph_perfwatch_bench_regression:bool == 1",
+            p.regression_for,
+            "warning",
+            "perfwatch's {{ $labels.kind }} benchmark regressed ({{ $labels.metric }} {{ $labels.ceph_daemon }})",
+            "The last {{ $labels.kind }} result for {{ $labels.metric }} {{ $labels.ceph_daemon }} is below the "
+            "module's regression_fraction of its own or its peers' baseline (see `ceph perfwatch bench status`).",
+        ),
+        Alert(
+            "PerfwatchIOPSPerGBBelowTarget",
+            f"cluster:ceph_perfwatch_iops_per_stored_gb:ratio < {p.iops_per_gb_target:g}\n"
+            f"and on (cluster)\ncluster:ceph_perfwatch_stored:bytes >= {p.iops_per_gb_min_stored_bytes:g}",
+            p.iops_per_gb_for,
+            "warning",
+            f"Measured IOPS per stored GB is below the planned {p.iops_per_gb_target:g}",
+            'The OSDs\' measured 4 KiB write IOPS (osd benchmark, summed) come to {{ $value | printf "%.2f" }} '
+            f"per stored GB, below the target of {p.iops_per_gb_target:g}: IOPS-bound workloads will run out of "
+            "media before space.",
+        ),
+    ]
+
+
+def health_alerts(p: Profile) -> list[Alert]:
+    return [
+        Alert(
+            "PerfwatchCollectionStale",
+            f"cluster:ceph_perfwatch_collection_age:seconds > {p.collection_stale_seconds:g}",
+            p.target_down_for,
+            "warning",
+            "perfwatch's collection of OSD counters is stale",
+            "The perfwatch module last finished a collection {{ $value | humanizeDuration }} ago: its "
+            "counters, and the verdicts built on them, are old.",
+        ),
+        Alert(
+            "PerfwatchCollectionFailing",
+            "osd:ceph_perfwatch_daemon_up:bool == 0\n"
+            "unless on (cluster, ceph_daemon)\n"
+            '(osd:ceph_perfwatch_fetch_errors:rate{reason="down"} > 0)',
+            p.collection_failing_for,
+            "warning",
+            "perfwatch cannot read the counters of {{ $labels.ceph_daemon }}",
+            "The perfwatch module has not read the counters of {{ $labels.ceph_daemon }} (which the map says is "
+            "up) in its recent collections; see ceph_perfwatch_fetch_errors_total's reason.",
+        ),
+        Alert(
+            "PerfwatchMetricsAbsent",
+            "cluster:ceph_perfwatch_module_targets:count\n"
+            "unless on (cluster)\ncluster:ceph_perfwatch_module_serving:count",
+            p.target_down_for,
+            "critical",
+            "No mgr serves perfwatch metrics",
+            "Prometheus scrapes {{ $value }} perfwatch endpoint(s) of cluster {{ $labels.cluster }} and none "
+            "serves data: the module is disabled, failed, or no mgr is active. Every perfwatch verdict is blind.",
+        ),
+        Alert(
+            "PerfwatchExporterDown",
+            "host:ceph_perfwatch_exporter_up:bool == 0",
+            p.target_down_for,
+            "warning",
+            "{{ $labels.job }} on {{ $labels.hostname }} is down",
+            "Prometheus cannot scrape {{ $labels.job }} at {{ $labels.instance }} (host {{ $labels.hostname }}): "
+            "the saturation verdicts of that host's OSDs lack their inputs.",
+        ),
+        Alert(
+            "PerfwatchVerdictInputMissing",
+            "osd:ceph_perfwatch_verdict_input_missing:info",
+            p.inputs_missing_for,
+            "warning",
+            "A saturation verdict for {{ $labels.ceph_daemon }} cannot be made: {{ $labels.input }} missing",
+            "{{ $labels.input }} series for {{ $labels.ceph_daemon }} (host {{ $labels.hostname }}) are missing, "
+            "so its saturation verdict is silent. node_disk/node_cpu: is node_exporter scraped with the "
+            "`cluster` and `hostname` target labels, and does it report the device? perfwatch_module: is the "
+            "module enabled and collecting? perfwatch_host_exporter: does the host run the exporter? "
+            "network_capacity: does node_exporter report the NIC and the exporter its capacity?",
+        ),
+    ]
+
+
+def alerts(p: Profile) -> list[Alert]:
+    return saturation_alerts(p) + store_alerts(p) + bench_alerts(p) + health_alerts(p)
+
+
+def groups(p: Profile) -> list[dict[str, Any]]:
+    made = [
+        ("perfwatch-saturation", saturation_alerts(p)),
+        ("perfwatch-store", store_alerts(p)),
+        ("perfwatch-benchmarks", bench_alerts(p)),
+        ("perfwatch-self", health_alerts(p)),
+    ]
+    return [
+        {"name": f"{name}-alerts", "interval": p.evaluation_interval, "rules": [a.rule() for a in items]}
+        for name, items in made
+    ]
