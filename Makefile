@@ -73,6 +73,8 @@ demo: deps
 	echo "  python3 -m lab status                   # daemons, PIDs, devices"; \
 	echo "  python3 -m lab stop --kill mgr.x        # watch mgr.y take over; then: python3 -m lab start mgr.x"; \
 	echo "  make down; python3 -m lab up --hosts 3  # one network namespace per OSD host"; \
+	echo "  python3 -m lab saturate cpu --osd 0 --cores 0.2; python3 -m lab load --pattern small-random-write --seconds 120"; \
+	echo "                                          # PerfwatchOSDCPUSaturated fires in Prometheus (/alerts) and Alertmanager"; \
 	echo "  make down                               # stop everything the lab started"; \
 	echo; echo "== monitoring: Prometheus scrapes perfwatch, the host exporters, node_exporter and Ceph's module"; \
 	$(PY) -m lab status | grep -E '^(monitor|metrics|ceph) '

@@ -45,6 +45,9 @@ class Pattern:
 PATTERNS = {
     # 4 KiB random writes at queue depth 16: IOPS-bound, what saturates OSD CPU, then the media
     "small-random-write": Pattern("load-small", "write", 4096, "rand", 16, 256, False),
+    # 4 KiB random writes with one in flight: latency-bound, a closed loop that cannot build a queue at
+    # any device, CPU or link; the lab's healthy load, which must raise no saturation verdict
+    "light-random-write": Pattern("load-small", "write", 4096, "rand", 1, 256, False),
     # 4 MiB writes: throughput-bound; with 3 replicas, every byte crosses the network three times
     "large-write": Pattern("load-large", "write", 4 * MIB, "seq", 16, 384, False),
     # 4 MiB random reads of written data: what saturates the hosts' links first

@@ -23,11 +23,12 @@ SCRATCH_POOL, SCRATCH_NS = "perfwatch", "perfwatch"
 
 @pytest.fixture(scope="module")
 def bench(lab: LabHandle) -> Iterator[LabHandle]:
+    # The lab sets its own collect_interval (10 s, for the lab profile's rules): put that back after.
+    saved = lab.ceph("config", "get", "mgr", "mgr/perfwatch/collect_interval", as_json=False).strip()
     lab.ceph("config", "set", "mgr", "mgr/perfwatch/collect_interval", str(INTERVAL), as_json=False)
     wait_until(lambda: lab.ceph("perfwatch", "bench", "status") is not None, 60, "bench commands answer")
     yield lab
-    lab.ceph("config", "set", "mgr", "mgr/perfwatch/collect_interval", "30", as_json=False)
-    lab.ceph("config", "rm", "mgr", "mgr/perfwatch/collect_interval", as_json=False)
+    lab.ceph("config", "set", "mgr", "mgr/perfwatch/collect_interval", saved, as_json=False)
 
 
 def start(lab: LabHandle, *args: str) -> str:

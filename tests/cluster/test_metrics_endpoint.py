@@ -69,6 +69,7 @@ class Endpoint:
 @pytest.fixture(scope="module")
 def endpoint(lab: LabHandle) -> Iterator[Endpoint]:
     key = "mgr/perfwatch/collect_interval"
+    saved = lab.ceph("config", "get", "mgr", key, as_json=False).strip()  # the lab's own setting
     lab.ceph("config", "set", "mgr", key, str(INTERVAL), as_json=False)
     ep = Endpoint(lab)
     ep.wait_next_collection(time.time())
@@ -86,8 +87,7 @@ def endpoint(lab: LabHandle) -> Iterator[Endpoint]:
     finally:
         lab.ceph("osd", "pool", "delete", pool, pool, "--yes-i-really-really-mean-it", as_json=False)
     yield ep
-    lab.ceph("config", "set", "mgr", key, "30", as_json=False)  # Pacific: `config rm` alone is not seen
-    lab.ceph("config", "rm", "mgr", key, as_json=False)
+    lab.ceph("config", "set", "mgr", key, saved, as_json=False)
 
 
 def test_every_osd_family_has_a_sample_for_every_osd(lab: LabHandle, endpoint: Endpoint) -> None:
