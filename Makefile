@@ -9,7 +9,7 @@ SYSTEM_PYTHON := /usr/bin/python3
 VENV := .venv
 PY := $(VENV)/bin/python
 APT_PACKAGES := ceph-mon ceph-osd ceph-mgr ceph-common radosgw python3-rados python3-rbd \
-                python3-venv iproute2 mount prometheus prometheus-node-exporter prometheus-alertmanager
+                python3-venv iproute2 mount prometheus prometheus-node-exporter prometheus-alertmanager jsonnet
 TEST_LAB_DIR ?= $(CURDIR)/.lab-test
 PYTEST_ARGS ?=
 
@@ -44,7 +44,7 @@ lint: deps
 	MYPYPATH=/usr/share/ceph/mgr $(VENV)/bin/mypy --ignore-missing-imports --follow-imports=silent mgr_module/perfwatch
 	$(VENV)/bin/vermin -t=3.6- --violations --no-tips --eval-annotations exporters/perfwatch_host_exporter
 	MYPYPATH=mgr_module $(VENV)/bin/mypy --ignore-missing-imports --follow-imports=silent exporters
-	$(VENV)/bin/mypy --ignore-missing-imports lab bench alerts
+	$(VENV)/bin/mypy --ignore-missing-imports lab bench alerts dashboards
 
 unit: deps
 	$(PY) -m pytest tests/unit $(PYTEST_ARGS)

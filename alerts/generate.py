@@ -1,12 +1,14 @@
 """Write the rule files of every profile from the config: `python3 -m alerts.generate [--check]`.
 
-alerts/generated/<profile>/recording.yml and alerts.yml are committed; `--check` (and a unit test) fails
+alerts/generated/<profile>/recording.yml and alerts.yml (and their JSON twins, for mixin.libsonnet) are
+committed; `--check` (and a unit test) fails
 when they differ from what the config makes, so a threshold changed in profiles.py cannot be forgotten.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -38,12 +40,15 @@ def render(groups: list[dict[str, Any]], profile: Profile) -> str:
 
 
 def files(profile: Profile) -> dict[Path, str]:
-    """Path -> content of each rule file of a profile."""
+    """Path -> content of each rule file of a profile: YAML for Prometheus, and the same as JSON for
+    mixin.libsonnet (jsonnet imports JSON; Debian's jsonnet 0.18 cannot parse YAML block strings)."""
     where = OUT / profile.name
-    return {
-        where / "recording.yml": render(recording.groups(profile), profile),
-        where / "alerts.yml": render(alerting.groups(profile), profile),
-    }
+    made = {"recording": recording.groups(profile), "alerts": alerting.groups(profile)}
+    out = {where / f"{name}.yml": render(groups, profile) for name, groups in made.items()}
+    out.update(
+        {where / f"{name}.json": json.dumps({"groups": groups}, indent=1) + "\n" for name, groups in made.items()}
+    )
+    return out
 
 
 def stale() -> list[Path]:

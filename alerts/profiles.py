@@ -109,6 +109,9 @@ class Profile:
     # Planned IOPS per stored GB: the seeds' capacity planning uses 3-30 IOPS per provisioned GB (public
     # cloud SSD block storage); below the low end, an IOPS-bound workload runs out of media first.
     iops_per_gb_target: float = 3.0
+    # The top of that planning range (no alert: the dashboards draw the 3-30 band): above it the media has
+    # IOPS to spare for the data stored.
+    iops_per_gb_high_tier: float = 30.0
     # Too little data stored for the ratio to mean anything (an empty cluster has infinite headroom).
     iops_per_gb_min_stored_bytes: float = 100e9
     iops_per_gb_for: str = "1h"

@@ -6,6 +6,7 @@ Pure string functions; every expression of the project is built from these in re
 from __future__ import annotations
 
 import re
+from typing import Any
 
 # Every recorded series keeps these, so that several clusters in one Prometheus never mix.
 OSD_DEVICE = "cluster, hostname, ceph_daemon, device, role"
@@ -14,6 +15,16 @@ OSD = "cluster, ceph_daemon"
 HOST = "cluster, hostname"
 HOST_DEVICE = "cluster, hostname, device"
 CLUSTER = "cluster"
+
+
+OSD_ONLY = 'ceph_daemon=~"osd\\\\..+"'  # written into YAML as the PromQL regex osd\..+
+
+Rule = dict[str, Any]
+
+
+def rule(record: str, expr: str) -> Rule:
+    """One recording rule."""
+    return {"record": record, "expr": expr}
 
 
 def sel(metric: str, *matchers: str) -> str:

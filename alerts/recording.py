@@ -5,7 +5,7 @@ Names follow `level:metric:operation`. The level says which labels a series keep
   osd         cluster, hostname, ceph_daemon (or cluster, ceph_daemon where no host signal is involved)
   host        cluster, hostname                                host_nic     cluster, hostname, device, direction
   cluster     cluster (and the label the name says, e.g. metric)
-No name carries its rate window: it is the profile's `rate_window` (5 m in production, 1 m in the lab), so
+No name carries its rate window: it is the profile's `rate_window` (5 m in production, 30 s in the lab), so
 the dashboards read the same names in both.
 
 How the signals join: the host exporter's `ceph_perfwatch_osd_device_info{cluster, hostname, ceph_daemon,
@@ -20,15 +20,24 @@ from __future__ import annotations
 from typing import Any
 
 from .profiles import Profile
-from .promql import CLUSTER, HOST, HOST_DEVICE, OSD, OSD_DEVICE, OSD_HOST, by, mean_from_summary, rate, sel, with_label
-
-OSD_ONLY = 'ceph_daemon=~"osd\\\\..+"'  # written into YAML as the PromQL regex osd\..+
-
-Rule = dict[str, Any]
-
-
-def _rule(record: str, expr: str) -> Rule:
-    return {"record": record, "expr": expr}
+from .promql import (
+    HOST,
+    HOST_DEVICE,
+    OSD,
+    OSD_DEVICE,
+    OSD_HOST,
+    OSD_ONLY,
+    Rule,
+    by,
+    mean_from_summary,
+    rate,
+    rule,
+    sel,
+    with_label,
+)
+from .recording_dashboards import dashboard_rules
+from .recording_inputs import health_rules
+from .recording_store import store_rules
 
 
 def signal_rules(p: Profile) -> list[Rule]:
@@ -55,47 +64,47 @@ def signal_rules(p: Profile) -> list[Rule]:
     periods = by(OSD_HOST, "sum", rate(sel("ceph_perfwatch_daemon_cgroup_cpu_periods_total", exp, OSD_ONLY), w))
     return [
         # which OSD sits on which device (the devices the media verdict judges), and on which host
-        _rule(
+        rule(
             "osd_device:ceph_perfwatch_osd_device:info",
             by(OSD_DEVICE, "max", sel("ceph_perfwatch_osd_device_info", exp, p.media_device_selector)),
         ),
-        _rule("osd:ceph_perfwatch_osd:info", by(OSD_HOST, "max", sel("ceph_perfwatch_osd_device_info", exp))),
+        rule("osd:ceph_perfwatch_osd:info", by(OSD_HOST, "max", sel("ceph_perfwatch_osd_device_info", exp))),
         # media: busy fraction and average requests in flight of every device of every host
-        _rule(
+        rule(
             "host_device:node_disk_busy:ratio",
             by(HOST_DEVICE, "max", rate(sel("node_disk_io_time_seconds_total", node), w)),
         ),
-        _rule(
+        rule(
             "host_device:node_disk_queue:avg",
             by(HOST_DEVICE, "max", rate(sel("node_disk_io_time_weighted_seconds_total", node), w)),
         ),
         # the OSD's BlueStore kv commit: RocksDB synchronous submits, mean seconds over the window
-        _rule(
+        rule(
             "osd:ceph_perfwatch_commit_latency:seconds",
             mean_from_summary("ceph_perfwatch_rocksdb_submit_sync_latency_seconds", (mod,), OSD, w),
         ),
         # CPU: the OSD's cores used, its cgroup limit, the share of CFS periods it was throttled in
-        _rule(
+        rule(
             "osd:ceph_perfwatch_cpu_usage:cores",
             by(OSD_HOST, "sum", rate(sel("ceph_perfwatch_daemon_cpu_seconds_total", exp, OSD_ONLY), w)),
         ),
-        _rule(
+        rule(
             "osd:ceph_perfwatch_cpu_limit:cores",
             by(OSD_HOST, "max", sel("ceph_perfwatch_daemon_cgroup_cpu_limit_cores", exp, OSD_ONLY)),
         ),
-        _rule(
+        rule(
             "osd:ceph_perfwatch_cpu_throttled_periods:ratio",
             by(OSD_HOST, "sum", rate(sel("ceph_perfwatch_daemon_cgroup_cpu_throttled_periods_total", exp, OSD_ONLY), w))
             + f"\n/\n({periods} > 0)",
         ),
-        _rule("host:node_cpu_busy:ratio", f"1 - {idle}\n/ on (cluster, hostname)\n{cores}"),
-        _rule(
+        rule("host:node_cpu_busy:ratio", f"1 - {idle}\n/ on (cluster, hostname)\n{cores}"),
+        rule(
             "host:node_load1_per_core:ratio",
             by(HOST, "max", sel("node_load1", node)) + f"\n/ on (cluster, hostname)\n{cores}",
         ),
         # network: each NIC's throughput against its capacity, per direction; drops
-        _rule("host_nic:ceph_perfwatch_network_utilisation:ratio", f"{nic['transmit']}\nor\n{nic['receive']}"),
-        _rule(
+        rule("host_nic:ceph_perfwatch_network_utilisation:ratio", f"{nic['transmit']}\nor\n{nic['receive']}"),
+        rule(
             "host_nic:node_network_drops:rate",
             by(HOST_DEVICE, "sum", rate(sel("node_network_receive_drop_total", node, p.nic_selector), w))
             + "\n+ on (cluster, hostname, device)\n"
@@ -108,23 +117,23 @@ def osd_rules(p: Profile) -> list[Rule]:
     """The host signals joined to the OSDs that use them, and the OSD's latency against its baseline."""
     mod = p.module_selector
     return [
-        _rule(
+        rule(
             "osd_device:ceph_perfwatch_media_busy:ratio",
             "osd_device:ceph_perfwatch_osd_device:info\n* on (cluster, hostname, device) group_left ()\n"
             "host_device:node_disk_busy:ratio",
         ),
-        _rule(
+        rule(
             "osd_device:ceph_perfwatch_media_queue:avg",
             "osd_device:ceph_perfwatch_osd_device:info\n* on (cluster, hostname, device) group_left ()\n"
             "host_device:node_disk_queue:avg",
         ),
-        _rule(
+        rule(
             "osd:ceph_perfwatch_cpu_quota_usage:ratio",
             "osd:ceph_perfwatch_cpu_usage:cores\n/ on (cluster, hostname, ceph_daemon)\n"
             "(osd:ceph_perfwatch_cpu_limit:cores > 0)",
         ),
         # the light probes' last latency against their rolling baseline (1 = as usual, 3 = three times slower)
-        _rule(
+        rule(
             "osd:ceph_perfwatch_probe_latency:ratio_baseline",
             by(f"{OSD}, metric", "max", sel("ceph_perfwatch_bench_latency_seconds", mod, 'kind="rados"'))
             + "\n/ on (cluster, ceph_daemon, metric)\n("
@@ -132,7 +141,7 @@ def osd_rules(p: Profile) -> list[Rule]:
             + " > 0)",
         ),
         # OSD heartbeat ping times the mgr holds (the net probe), front and back: slow pings
-        _rule(
+        rule(
             "osd:ceph_perfwatch_heartbeat_ping:seconds",
             by(f"{OSD}, metric", "max", sel("ceph_perfwatch_bench_latency_seconds", mod, 'kind="net"')),
         ),
@@ -162,7 +171,7 @@ def verdict_rules(p: Profile) -> list[Rule]:
     per_osd = "max by (cluster, hostname, ceph_daemon) ({})"
     return [
         # media: busy AND queued AND the OSD's own commits slow (busy alone is not saturation)
-        _rule(
+        rule(
             "osd_device:ceph_perfwatch_media_saturated:bool",
             f"(osd_device:ceph_perfwatch_media_busy:ratio >= bool {p.media_busy_ratio})\n"
             f"* on ({OSD_DEVICE})\n"
@@ -171,13 +180,13 @@ def verdict_rules(p: Profile) -> list[Rule]:
             f"(osd:ceph_perfwatch_commit_latency:seconds >= bool {p.media_commit_latency_seconds})",
         ),
         # CPU: at its cgroup limit and throttled; or, without a limit, its host busy with work waiting
-        _rule("osd:ceph_perfwatch_cpu_saturated:bool", f"{at_limit}\nor\n{host_out}"),
+        rule("osd:ceph_perfwatch_cpu_saturated:bool", f"{at_limit}\nor\n{host_out}"),
         # network: a NIC at its capacity in one direction
-        _rule(
+        rule(
             "host_nic:ceph_perfwatch_network_saturated:bool",
             f"host_nic:ceph_perfwatch_network_utilisation:ratio >= bool {p.network_utilisation_ratio}",
         ),
-        _rule(
+        rule(
             "osd:ceph_perfwatch_saturation:verdict",
             with_label(per_osd.format("osd_device:ceph_perfwatch_media_saturated:bool"), "resource", "media")
             + "\nor\n"
@@ -193,105 +202,6 @@ def verdict_rules(p: Profile) -> list[Rule]:
     ]
 
 
-def store_rules(p: Profile) -> list[Rule]:
-    """BlueStore cache, RocksDB and BlueFS per OSD; benchmark results per cluster."""
-    w, mod = p.rate_window, p.module_selector
-
-    def osd_rate(metric: str) -> str:
-        return by(OSD, "sum", rate(sel(metric, mod), w))
-
-    hits, misses = (
-        osd_rate("ceph_perfwatch_bluestore_onode_hits_total"),
-        osd_rate("ceph_perfwatch_bluestore_onode_misses_total"),
-    )
-    return [
-        _rule("osd:ceph_perfwatch_onode_lookups:rate", f"{hits}\n+ on (cluster, ceph_daemon)\n{misses}"),
-        _rule(
-            "osd:ceph_perfwatch_onode_miss:ratio",
-            f"{misses}\n/ on (cluster, ceph_daemon)\nclamp_min(osd:ceph_perfwatch_onode_lookups:rate, 1e-9)",
-        ),
-        _rule(
-            "osd:ceph_perfwatch_compaction_queue:length",
-            by(OSD, "max", sel("ceph_perfwatch_rocksdb_compaction_queue_length", mod)),
-        ),
-        _rule(
-            "osd:ceph_perfwatch_rocksdb_write_stall:ratio", osd_rate("ceph_perfwatch_rocksdb_write_delay_seconds_total")
-        ),
-        _rule(
-            "osd:ceph_perfwatch_bluefs_spillover:bytes",
-            by(OSD, "max", sel("ceph_perfwatch_bluefs_slow_used_bytes", mod)),
-        ),
-        _rule(
-            "osd:ceph_perfwatch_bluefs_db_used:ratio",
-            by(OSD, "max", sel("ceph_perfwatch_bluefs_db_used_bytes", mod))
-            + "\n/ on (cluster, ceph_daemon)\n("
-            + by(OSD, "max", sel("ceph_perfwatch_bluefs_db_total_bytes", mod))
-            + " > 0)",
-        ),
-        _rule(
-            "cluster:ceph_perfwatch_bucket_index_latency:seconds",
-            by(f"{CLUSTER}, metric", "max", sel("ceph_perfwatch_bench_latency_seconds", mod, p.bucket_index_selector)),
-        ),
-        _rule(
-            "cluster:ceph_perfwatch_bench_regression:bool",
-            by(f"{CLUSTER}, ceph_daemon, kind, metric", "max", sel("ceph_perfwatch_bench_regression", mod)),
-        ),
-        _rule("cluster:ceph_perfwatch_stored:bytes", by(CLUSTER, "sum", sel("ceph_pool_stored", p.ceph_selector))),
-        # measured 4 KiB write IOPS of the media (osd benchmark, summed over OSDs) per stored GB
-        _rule(
-            "cluster:ceph_perfwatch_iops_per_stored_gb:ratio",
-            by(CLUSTER, "sum", sel("ceph_perfwatch_bench_iops", mod, p.iops_bench_selector))
-            + "\n/ on (cluster)\n(cluster:ceph_perfwatch_stored:bytes / 1e9 > 0)",
-        ),
-    ]
-
-
-def health_rules(p: Profile) -> list[Rule]:
-    """Is every input there? The verdicts are silent when theirs vanish: these say so."""
-    mod, exp, node = p.module_selector, p.exporter_selector, p.node_selector
-    missing = [
-        # an OSD device node_exporter does not report (unlabelled target, excluded device, exporter gone)
-        ("node_disk", "osd_device:ceph_perfwatch_osd_device:info unless on (cluster, hostname, device) "
-                      "host_device:node_disk_busy:ratio"),
-        # an OSD the module does not report (module disabled, collection failing)
-        ("perfwatch_module", "osd:ceph_perfwatch_osd:info unless on (cluster, ceph_daemon) "
-                             "osd:ceph_perfwatch_commit_latency:seconds"),
-        # an OSD the module reads whose host exporter does not report its CPU
-        ("perfwatch_host_exporter", "max by (cluster, ceph_daemon) (ceph_perfwatch_daemon_up{" + mod + ", "
-                                    + OSD_ONLY + "}) == 1 unless on (cluster, ceph_daemon) "
-                                    "osd:ceph_perfwatch_cpu_usage:cores"),
-        # a host with OSDs whose CPU node_exporter does not report
-        ("node_cpu", "osd:ceph_perfwatch_osd:info unless on (cluster, hostname) host:node_cpu_busy:ratio"),
-        # a host with OSDs without any NIC whose throughput and capacity are both known
-        ("network_capacity", "osd:ceph_perfwatch_osd:info unless on (cluster, hostname) "
-                             "host_nic:ceph_perfwatch_network_utilisation:ratio"),
-    ]  # fmt: skip
-    return [
-        _rule(
-            "osd:ceph_perfwatch_verdict_input_missing:info",
-            "\nor\n".join(with_label(f"({expr})", "input", name) for name, expr in missing),
-        ),
-        _rule(
-            "cluster:ceph_perfwatch_collection_age:seconds",
-            by(CLUSTER, "min", f"time() - {sel('ceph_perfwatch_last_collection_timestamp_seconds', mod)}"),
-        ),
-        _rule("osd:ceph_perfwatch_daemon_up:bool", by(OSD, "max", sel("ceph_perfwatch_daemon_up", mod, OSD_ONLY))),
-        _rule(
-            "osd:ceph_perfwatch_fetch_errors:rate",
-            by(f"{OSD}, reason", "sum", rate(sel("ceph_perfwatch_fetch_errors_total", mod), p.rate_window)),
-        ),
-        _rule("cluster:ceph_perfwatch_module_targets:count", by(CLUSTER, "count", sel("up", mod))),
-        _rule(
-            "cluster:ceph_perfwatch_module_serving:count",
-            by(CLUSTER, "count", sel("ceph_perfwatch_last_collection_timestamp_seconds", mod)),
-        ),
-        _rule(
-            "host:ceph_perfwatch_exporter_up:bool",
-            "max by (cluster, hostname, job, instance) (" + sel("up", exp) + " or " + sel("up", node) + ")",
-        ),
-    ]
-
-
 def groups(p: Profile) -> list[dict[str, Any]]:
     """The recording rule groups, in evaluation order (a group reads only earlier groups' results)."""
     made = [
@@ -300,5 +210,6 @@ def groups(p: Profile) -> list[dict[str, Any]]:
         ("perfwatch-verdicts", verdict_rules(p)),
         ("perfwatch-store", store_rules(p)),
         ("perfwatch-inputs", health_rules(p)),
+        ("perfwatch-dashboards", dashboard_rules(p)),
     ]
     return [{"name": name, "interval": p.evaluation_interval, "rules": rules} for name, rules in made]

@@ -26,13 +26,28 @@ NODE_EXPORTER = {
     "node_cpu_seconds_total",
     "node_disk_io_time_seconds_total",
     "node_disk_io_time_weighted_seconds_total",
+    "node_disk_read_time_seconds_total",
+    "node_disk_write_time_seconds_total",
+    "node_disk_reads_completed_total",
+    "node_disk_writes_completed_total",
     "node_load1",
     "node_network_receive_bytes_total",
     "node_network_transmit_bytes_total",
     "node_network_receive_drop_total",
     "node_network_transmit_drop_total",
 }
-CEPH_MODULE = {"ceph_pool_stored"}
+CEPH_MODULE = {
+    "ceph_pool_stored",
+    # client I/O per OSD (the dashboards' recording rules)
+    "ceph_osd_op_r",
+    "ceph_osd_op_w",
+    "ceph_osd_op_r_out_bytes",
+    "ceph_osd_op_w_in_bytes",
+    "ceph_osd_op_r_latency_sum",
+    "ceph_osd_op_r_latency_count",
+    "ceph_osd_op_w_latency_sum",
+    "ceph_osd_op_w_latency_count",
+}
 PROMETHEUS = {"up"}
 
 

@@ -1,0 +1,52 @@
+"""Recording rules that say whether every input of the verdicts is there (self-monitoring)."""
+
+from __future__ import annotations
+
+from .profiles import Profile
+from .promql import CLUSTER, OSD, OSD_ONLY, Rule, by, rate, rule, sel, with_label
+
+
+def health_rules(p: Profile) -> list[Rule]:
+    """Is every input there? The verdicts are silent when theirs vanish: these say so."""
+    mod, exp, node = p.module_selector, p.exporter_selector, p.node_selector
+    missing = [
+        # an OSD device node_exporter does not report (unlabelled target, excluded device, exporter gone)
+        ("node_disk", "osd_device:ceph_perfwatch_osd_device:info unless on (cluster, hostname, device) "
+                      "host_device:node_disk_busy:ratio"),
+        # an OSD the module does not report (module disabled, collection failing)
+        ("perfwatch_module", "osd:ceph_perfwatch_osd:info unless on (cluster, ceph_daemon) "
+                             "osd:ceph_perfwatch_commit_latency:seconds"),
+        # an OSD the module reads whose host exporter does not report its CPU
+        ("perfwatch_host_exporter", "max by (cluster, ceph_daemon) (ceph_perfwatch_daemon_up{" + mod + ", "
+                                    + OSD_ONLY + "}) == 1 unless on (cluster, ceph_daemon) "
+                                    "osd:ceph_perfwatch_cpu_usage:cores"),
+        # a host with OSDs whose CPU node_exporter does not report
+        ("node_cpu", "osd:ceph_perfwatch_osd:info unless on (cluster, hostname) host:node_cpu_busy:ratio"),
+        # a host with OSDs without any NIC whose throughput and capacity are both known
+        ("network_capacity", "osd:ceph_perfwatch_osd:info unless on (cluster, hostname) "
+                             "host_nic:ceph_perfwatch_network_utilisation:ratio"),
+    ]  # fmt: skip
+    return [
+        rule(
+            "osd:ceph_perfwatch_verdict_input_missing:info",
+            "\nor\n".join(with_label(f"({expr})", "input", name) for name, expr in missing),
+        ),
+        rule(
+            "cluster:ceph_perfwatch_collection_age:seconds",
+            by(CLUSTER, "min", f"time() - {sel('ceph_perfwatch_last_collection_timestamp_seconds', mod)}"),
+        ),
+        rule("osd:ceph_perfwatch_daemon_up:bool", by(OSD, "max", sel("ceph_perfwatch_daemon_up", mod, OSD_ONLY))),
+        rule(
+            "osd:ceph_perfwatch_fetch_errors:rate",
+            by(f"{OSD}, reason", "sum", rate(sel("ceph_perfwatch_fetch_errors_total", mod), p.rate_window)),
+        ),
+        rule("cluster:ceph_perfwatch_module_targets:count", by(CLUSTER, "count", sel("up", mod))),
+        rule(
+            "cluster:ceph_perfwatch_module_serving:count",
+            by(CLUSTER, "count", sel("ceph_perfwatch_last_collection_timestamp_seconds", mod)),
+        ),
+        rule(
+            "host:ceph_perfwatch_exporter_up:bool",
+            "max by (cluster, hostname, job, instance) (" + sel("up", exp) + " or " + sel("up", node) + ")",
+        ),
+    ]

@@ -1,0 +1,59 @@
+"""Recording rules of BlueStore, RocksDB and BlueFS per OSD, and of benchmark results per cluster."""
+
+from __future__ import annotations
+
+from .profiles import Profile
+from .promql import CLUSTER, OSD, Rule, by, rate, rule, sel
+
+
+def store_rules(p: Profile) -> list[Rule]:
+    """BlueStore cache, RocksDB and BlueFS per OSD; benchmark results per cluster."""
+    w, mod = p.rate_window, p.module_selector
+
+    def osd_rate(metric: str) -> str:
+        return by(OSD, "sum", rate(sel(metric, mod), w))
+
+    hits, misses = (
+        osd_rate("ceph_perfwatch_bluestore_onode_hits_total"),
+        osd_rate("ceph_perfwatch_bluestore_onode_misses_total"),
+    )
+    return [
+        rule("osd:ceph_perfwatch_onode_lookups:rate", f"{hits}\n+ on (cluster, ceph_daemon)\n{misses}"),
+        rule(
+            "osd:ceph_perfwatch_onode_miss:ratio",
+            f"{misses}\n/ on (cluster, ceph_daemon)\nclamp_min(osd:ceph_perfwatch_onode_lookups:rate, 1e-9)",
+        ),
+        rule(
+            "osd:ceph_perfwatch_compaction_queue:length",
+            by(OSD, "max", sel("ceph_perfwatch_rocksdb_compaction_queue_length", mod)),
+        ),
+        rule(
+            "osd:ceph_perfwatch_rocksdb_write_stall:ratio", osd_rate("ceph_perfwatch_rocksdb_write_delay_seconds_total")
+        ),
+        rule(
+            "osd:ceph_perfwatch_bluefs_spillover:bytes",
+            by(OSD, "max", sel("ceph_perfwatch_bluefs_slow_used_bytes", mod)),
+        ),
+        rule(
+            "osd:ceph_perfwatch_bluefs_db_used:ratio",
+            by(OSD, "max", sel("ceph_perfwatch_bluefs_db_used_bytes", mod))
+            + "\n/ on (cluster, ceph_daemon)\n("
+            + by(OSD, "max", sel("ceph_perfwatch_bluefs_db_total_bytes", mod))
+            + " > 0)",
+        ),
+        rule(
+            "cluster:ceph_perfwatch_bucket_index_latency:seconds",
+            by(f"{CLUSTER}, metric", "max", sel("ceph_perfwatch_bench_latency_seconds", mod, p.bucket_index_selector)),
+        ),
+        rule(
+            "cluster:ceph_perfwatch_bench_regression:bool",
+            by(f"{CLUSTER}, ceph_daemon, kind, metric", "max", sel("ceph_perfwatch_bench_regression", mod)),
+        ),
+        rule("cluster:ceph_perfwatch_stored:bytes", by(CLUSTER, "sum", sel("ceph_pool_stored", p.ceph_selector))),
+        # measured 4 KiB write IOPS of the media (osd benchmark, summed over OSDs) per stored GB
+        rule(
+            "cluster:ceph_perfwatch_iops_per_stored_gb:ratio",
+            by(CLUSTER, "sum", sel("ceph_perfwatch_bench_iops", mod, p.iops_bench_selector))
+            + "\n/ on (cluster)\n(cluster:ceph_perfwatch_stored:bytes / 1e9 > 0)",
+        ),
+    ]

@@ -1,0 +1,260 @@
+"""Bottlenecks: per cluster and host, which resource (media, CPU, network) is saturated, the OSDs nearest to
+it, the alerts firing, and the client I/O beside them: cause and effect on one screen."""
+
+from __future__ import annotations
+
+from grafana_foundation_sdk.models import dashboard as dm
+
+from alerts.alerting import ALERT_TYPE
+
+from .common import (
+    CLUSTER,
+    HOSTS,
+    Row,
+    Steps,
+    board,
+    figure,
+    graph,
+    host_variable,
+    limit,
+    listing,
+    over,
+    q,
+    runbook,
+    states,
+    to_dashboard,
+)
+
+NAME = "bottlenecks"
+MEDIA, CPU, NETWORK = "PerfwatchOSDMediaSaturated", "PerfwatchOSDCPUSaturated", "PerfwatchHostNetworkSaturated"
+OSD_DETAIL = to_dashboard("osd-detail", "OSD detail", "${host:queryparam}")
+
+
+def verdicts() -> Row:
+    return Row(
+        "Verdicts: which resource holds the cluster back",
+        [
+            figure(
+                "Saturated OSDs by resource",
+                "How many OSDs each saturation verdict holds now. 0 everywhere: no resource is saturated, whatever "
+                "the utilisation graphs below show (a verdict needs utilisation and saturation at once). Above 0: "
+                "see which hosts in the verdict history beside it, then the OSD detail dashboard.",
+                "short",
+                [q("cluster:ceph_perfwatch_saturated_osds:count", CLUSTER, legend="{{resource}}")],
+                steps=Steps("green", ((1.0, "red"),)),
+                links=[runbook(MEDIA), runbook(CPU), runbook(NETWORK)],
+                width=6,
+            ),
+            states(
+                "Verdict per host and resource",
+                "One line per host and resource: red while at least one OSD of the host is saturated on that "
+                "resource (media: a device busy and queued with slow commits; CPU: at its limit and throttled, or "
+                "the host out of CPU; network: a NIC at capacity). Read it left to right to see when it began and "
+                "whether it moves between hosts.",
+                [
+                    q(
+                        "host:ceph_perfwatch_saturation:verdict",
+                        CLUSTER,
+                        HOSTS,
+                        legend="{{hostname}} {{resource}}",
+                    )
+                ],
+                ("ok", "saturated"),
+                links=[OSD_DETAIL],
+                width=18,
+            ),
+        ],
+    )
+
+
+def utilisation() -> Row:
+    def resource(name: str) -> str:
+        return f'resource="{name}"'
+
+    return Row(
+        "Utilisation per host: its busiest OSD on each resource",
+        [
+            graph(
+                "Media: busiest device",
+                "Per host, the busy fraction of the busiest device under one of its OSDs (node_exporter's io_time). "
+                f"The dashed line is the media verdict's busy threshold ({limit('media_busy_ratio'):.0%}). Busy "
+                "alone is not saturation (multi-queue NVMe reads 100 % early): the verdict also needs a queue and "
+                "slow commits, shown below and on the OSD detail dashboard.",
+                "percentunit",
+                [q("host:ceph_perfwatch_utilisation:ratio", CLUSTER, HOSTS, resource("media"), legend="{{hostname}}")],
+                steps=over("media_busy_ratio"),
+                links=[runbook(MEDIA), OSD_DETAIL],
+            ),
+            graph(
+                "CPU: against the limit, else the host",
+                "Per host, the highest CPU use of its OSDs: against the OSD's cgroup CPU limit where it has one, else "
+                f"its host's busy fraction. The dashed line is the verdict's threshold "
+                f"({limit('cpu_quota_ratio'):.0%} of the limit; {limit('host_cpu_busy_ratio'):.0%} busy for a host). "
+                "Near it with little media queueing: CPU holds the OSDs back (the 4 KiB campaigns' case).",
+                "percentunit",
+                [q("host:ceph_perfwatch_utilisation:ratio", CLUSTER, HOSTS, resource("cpu"), legend="{{hostname}}")],
+                steps=over("cpu_quota_ratio"),
+                links=[runbook(CPU), OSD_DETAIL],
+            ),
+            graph(
+                "Network: fullest NIC",
+                "Per host, its fullest network interface against its capacity (tc shaping rate, else link speed), "
+                f"either direction. The dashed line is the network verdict's threshold "
+                f"({limit('network_utilisation_ratio'):.0%}). Flat at the line while media and CPU idle: the link "
+                "is the bottleneck (the large-read campaigns' case).",
+                "percentunit",
+                [
+                    q(
+                        "host:ceph_perfwatch_utilisation:ratio",
+                        CLUSTER,
+                        HOSTS,
+                        resource("network"),
+                        legend="{{hostname}}",
+                    )
+                ],
+                steps=over("network_utilisation_ratio"),
+                links=[runbook(NETWORK), OSD_DETAIL],
+            ),
+        ],
+    )
+
+
+def saturation() -> Row:
+    return Row(
+        "Saturation: work waiting for each resource",
+        [
+            graph(
+                "Media: requests in flight per OSD device",
+                "Average requests in flight on each OSD's devices (node_exporter's weighted io_time). Above the "
+                f"dashed line ({limit('media_queue_depth'):g}) while the device is busy, requests queue on the media. "
+                "One line per device: narrow the host variable on a large cluster.",
+                "short",
+                [
+                    q(
+                        "osd_device:ceph_perfwatch_media_queue:avg",
+                        CLUSTER,
+                        HOSTS,
+                        legend="{{hostname}} {{ceph_daemon}} {{device}}",
+                    )
+                ],
+                steps=over("media_queue_depth"),
+                links=[runbook(MEDIA)],
+            ),
+            graph(
+                "CPU: runnable threads per core",
+                "Per host, the 1-minute load average per core. Above 1, threads wait for a CPU; above the dashed line "
+                f"({limit('host_load_per_core'):g}) with the host busy, the CPU verdict holds the host's unlimited "
+                "OSDs back.",
+                "short",
+                [q("host:node_load1_per_core:ratio", CLUSTER, HOSTS, legend="{{hostname}}")],
+                steps=over("host_load_per_core"),
+                links=[runbook(CPU)],
+            ),
+            graph(
+                "Network: dropped packets",
+                "Packets dropped per second per interface, both directions. Any steady rate beside a full link means "
+                "the link, not the OSDs, loses work; with slow heartbeat pings it explains flapping OSDs.",
+                "pps",
+                [q("host_nic:node_network_drops:rate", CLUSTER, HOSTS, legend="{{hostname}} {{device}}")],
+                links=[runbook(NETWORK)],
+            ),
+        ],
+    )
+
+
+def offenders() -> Row:
+    most = listing(
+        "Most utilised OSDs",
+        "The OSDs nearest to a limit now, one row per OSD and resource, highest first (its busiest device, its "
+        "CPU against its limit or host, its host's fullest NIC). Click an OSD to open its detail dashboard.",
+        "percentunit",
+        q("osd:ceph_perfwatch_utilisation:ratio", CLUSTER, HOSTS),
+        top=20,
+        width=12,
+        height=10,
+    )
+    most.data_links(
+        [
+            to_dashboard(
+                "osd-detail", "OSD detail", "var-host=${__data.fields.hostname}", "var-osd=${__data.fields.ceph_daemon}"
+            )
+        ]
+    )
+    return Row(
+        "Nearest to a limit, alerts, blind spots",
+        [
+            most,
+            listing(
+                "Alerts firing",
+                "The perfwatch alerts firing now in this cluster (Prometheus's ALERTS series); each names the host, "
+                "OSD, device or NIC. Empty is good. The runbook (link at the top) says what each means and does.",
+                "none",
+                q("ALERTS", CLUSTER, f'type="{ALERT_TYPE}"', 'alertstate="firing"'),
+                width=12,
+                height=10,
+            ),
+            figure(
+                "Age of the module's data",
+                "Seconds since the perfwatch module finished collecting the OSDs' counters. Past the red mark "
+                f"({limit('collection_stale_seconds'):g} s) every verdict here is built on old data.",
+                "s",
+                [q("cluster:ceph_perfwatch_collection_age:seconds", CLUSTER)],
+                steps=over("collection_stale_seconds"),
+                links=[runbook("PerfwatchCollectionStale")],
+                width=6,
+                height=6,
+            ),
+            listing(
+                "Verdicts that cannot be made",
+                "OSDs whose saturation verdict is silent because an input is missing (node_exporter not labelled "
+                "or not reporting the device, the module or the host exporter down, no NIC capacity). Empty is "
+                "good: a missing verdict is not a healthy one.",
+                "none",
+                q("osd:ceph_perfwatch_verdict_input_missing:info", CLUSTER, HOSTS),
+                links=[runbook("PerfwatchVerdictInputMissing")],
+                width=18,
+                height=6,
+            ),
+        ],
+    )
+
+
+def client() -> Row:
+    source = "Ceph's prometheus module (or ceph-exporter), all OSDs of the cluster"
+    return Row(
+        "Client I/O: the effect",
+        [
+            graph(
+                "Client IOPS",
+                f"Read and write operations the OSDs serve per second ({source}). A plateau while a resource above "
+                "sits at its line is that resource's ceiling; a plateau with every resource idle points at the "
+                "clients.",
+                "iops",
+                [q("cluster:ceph_osd_op:rate", CLUSTER, legend="{{op}}")],
+            ),
+            graph(
+                "Client throughput",
+                f"Bytes read and written by clients per second ({source}). Flat while a NIC sits at capacity: the "
+                "network holds the cluster back.",
+                "Bps",
+                [q("cluster:ceph_osd_op_bytes:rate", CLUSTER, legend="{{op}}")],
+            ),
+            graph(
+                "Client op latency",
+                f"Mean latency of client reads and writes inside the OSDs ({source}). Rising while IOPS stay flat "
+                "is saturation: requests queue for the saturated resource.",
+                "s",
+                [q("cluster:ceph_osd_op_latency:seconds", CLUSTER, legend="{{op}}")],
+            ),
+        ],
+    )
+
+
+def build() -> dm.Dashboard:
+    return board(
+        NAME,
+        "perfwatch / Bottlenecks",
+        "Which resource (media, CPU, network) holds the cluster back, per host and OSD, beside the client I/O.",
+        [host_variable()],
+        [verdicts(), utilisation(), saturation(), offenders(), client()],
+    )
