@@ -1,0 +1,186 @@
+"""The rules and dashboards against a live lab. Every series selector the production rules read returns
+series from the lab's Prometheus (so every name and label they use is one the module, the exporter,
+node_exporter or Ceph exports); the recorded series have the labels the alerts and dashboards expect and
+join with Ceph's own `ceph_osd_metadata`; every dashboard query, its variables set to the lab's values, is
+valid PromQL and returns data, but for the few panels listed as conditional (dashboards/queries.py)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from alerts import alerting, recording
+from alerts.profiles import PRODUCTION
+from alerts.promql import input_selectors
+from dashboards import generate as dashboards_generate
+from dashboards import queries as dashboard_queries
+
+from .labutil import LabHandle, run_lab, s3_client, wait_until
+from .test_lab_monitoring import get, query
+
+# Series that exist only after an event; each test below makes its event happen first. Any other
+# missing series fails the test.
+AFTER_A_FAILED_FETCH = "ceph_perfwatch_fetch_errors_total"  # only once a read of a daemon failed
+WAIT = 60
+
+
+def inputs() -> list[str]:
+    rules = [r for g in recording.groups(PRODUCTION) + alerting.groups(PRODUCTION) for r in g["rules"]]
+    return sorted({s for r in rules for s in input_selectors(r["expr"])})
+
+
+def prometheus(lab: LabHandle) -> str:
+    return lab.lab.monitoring_urls()["prometheus"]
+
+
+def bench_done(lab: LabHandle, *args: str) -> None:
+    run_id = lab.ceph("perfwatch", "bench", "run", *args)["run_id"]
+
+    def done() -> dict | None:
+        return next((r for r in lab.ceph("perfwatch", "bench", "status")["recent"] if r["run_id"] == run_id), None)
+
+    run = wait_until(done, 120, f"{run_id} to finish", 0.5)
+    assert run["state"] == "done", run
+
+
+@pytest.fixture(scope="module")
+def events(lab: LabHandle) -> Iterator[LabHandle]:
+    """What makes the event-only series appear: an osd benchmark (bench_iops), three rados probes (a
+    baseline), a net probe, an rgw probe on a bucket's index (bucket-index latencies). (The tests add a CPU
+    limit on one OSD for their duration.)"""
+    wait_until(lambda: not lab.ceph("perfwatch", "bench", "status")["running"], 120, "no run in progress")
+    wait_until(lab.lab.pgs_clean, 120, "every PG active+clean (a heavy round refuses to start otherwise)")
+    bench_done(lab, "--kind", "osd", "--osd", "0")  # before the bucket: its new pools' PGs start unknown
+    for _ in range(3):
+        bench_done(lab, "--kind", "rados")
+    bench_done(lab, "--kind", "net")  # its ping histograms
+    s3 = s3_client(lab)
+    s3.create_bucket(Bucket="pwtest-rule-inputs")  # RGW creates its index pool with the first bucket
+    s3.put_object(Bucket="pwtest-rule-inputs", Key="obj", Body=b"x")
+    wait_until(lab.lab.pgs_clean, 120, "the new pools' PGs active+clean")
+    bench_done(lab, "--kind", "rgw")
+    try:
+        yield lab
+    finally:
+        s3.delete_object(Bucket="pwtest-rule-inputs", Key="obj")
+        s3.delete_bucket(Bucket="pwtest-rule-inputs")
+        lab.ceph("perfwatch", "bench", "reset-baseline", as_json=False)
+
+
+def test_every_series_the_rules_read_comes_from_the_lab(events: LabHandle) -> None:
+    url = prometheus(events)
+    wanted = [s for s in inputs() if not s.startswith(AFTER_A_FAILED_FETCH)]
+    assert len(wanted) > 30, wanted
+    # the cgroup CPU limit exists only on a limited OSD: limit one (to more than it uses) for this test
+    limited = run_lab(events.dir, "saturate", "cpu", "--osd", "0", "--cores", "1.5")
+    assert limited.returncode == 0, limited.stderr
+    try:
+        deadline = time.monotonic() + WAIT
+        missing = wanted
+        while missing and time.monotonic() < deadline:
+            missing = [s for s in missing if not query(url, s)]
+            if missing:
+                time.sleep(5)
+        counts = {s: len(query(url, s)) for s in wanted}
+        quota = wait_until(
+            lambda: query(url, "osd:ceph_perfwatch_cpu_quota_usage:ratio"), WAIT, "the limited OSD's quota usage"
+        )
+        assert [r["metric"]["ceph_daemon"] for r in quota] == ["osd.0"]  # the one OSD under a limit
+    finally:
+        run_lab(events.dir, "clear", "cpu")
+    print("\n" + "\n".join(f"{n:4d}  {s}" for s, n in counts.items()))
+    assert missing == [], f"no series in the lab for: {missing}"
+
+
+def test_the_recorded_series_name_every_osd_host_and_nic(events: LabHandle) -> None:
+    url, topo = prometheus(events), events.lab.topo
+    osds = {f"osd.{o.id}": topo.host_of(o.id).crush_name for o in topo.osds}
+
+    def verdicts() -> list[dict]:
+        return query(url, "osd:ceph_perfwatch_saturation:verdict")
+
+    got = wait_until(lambda: len(verdicts()) == 3 * len(osds) and verdicts(), WAIT, "a verdict per OSD and resource")
+    seen = {(r["metric"]["ceph_daemon"], r["metric"]["hostname"], r["metric"]["resource"]) for r in got}
+    assert seen == {(d, h, res) for d, h in osds.items() for res in ("media", "cpu", "network")}
+    assert all(r["metric"]["cluster"] == events.lab.state.fsid for r in got)
+    busy = query(url, "osd_device:ceph_perfwatch_media_busy:ratio")
+    assert {(r["metric"]["ceph_daemon"], r["metric"]["hostname"]) for r in busy} == set(osds.items())
+    nics = query(url, "host_nic:ceph_perfwatch_network_utilisation:ratio")
+    assert {(r["metric"]["hostname"], r["metric"]["direction"]) for r in nics} == {
+        (h.crush_name, d) for h in topo.hosts for d in ("transmit", "receive")
+    }
+    # every input of every verdict is there: nothing is reported missing
+    assert query(url, "osd:ceph_perfwatch_verdict_input_missing:info") == []
+
+
+def test_the_verdicts_join_with_cephs_own_osd_metadata(events: LabHandle) -> None:
+    joined = query(
+        prometheus(events),
+        "osd:ceph_perfwatch_saturation:verdict\n* on (cluster, ceph_daemon) group_left (device_class)\n"
+        "max by (cluster, ceph_daemon, device_class) (ceph_osd_metadata)",
+    )
+    assert len(joined) == 3 * len(events.lab.topo.osds)
+    assert all(r["metric"].get("device_class") for r in joined)
+
+
+# Conditional panels whose condition the `events` fixture (and the CPU limit below) makes true: each must
+# then have data, which shows the condition listed is the one that matters.
+MADE_TRUE = {
+    ("perfwatch-osd-detail", "CPU against its cgroup limit"),
+    ("perfwatch-osd-detail", "osd bench against its baseline"),
+    ("perfwatch-benchmarks", "osd bench: 4 KiB write IOPS per OSD"),
+    ("perfwatch-benchmarks", "osd bench: 4 MiB write throughput per OSD"),
+    # not ("perfwatch-benchmarks", "rgw probe: omap_set_latency"): its histogram query stayed empty in 2
+    # of 7 runs after the fixture's rgw probe had finished `done` (cause not found yet: see issue notes)
+    ("perfwatch-rgw-bucket-index", "Bucket-index op latency"),
+}
+
+
+def valid_and_found(url: str, expr: str) -> bool:
+    """True if the query returns data; an invalid query fails the test (Prometheus answers 400)."""
+    body = get(url, "/api/v1/query", query=expr)
+    assert body["status"] == "success", (expr, body)
+    return bool(body["data"]["result"])
+
+
+def test_every_dashboard_query_is_valid_and_returns_data(events: LabHandle) -> None:
+    url, topo = prometheus(events), events.lab.topo
+    values = {"cluster": events.lab.state.fsid, "host": topo.host_of(0).crush_name, "osd": "osd.0"}
+    assert len(dashboard_queries.CONDITIONAL_PANELS) <= 10, "the list of conditional panels must stay short"
+    boards = dashboards_generate.committed()
+    titles = {(b["uid"], p["title"]) for b in boards for p in dashboard_queries.panels(b)}
+    for entry in dashboard_queries.CONDITIONAL_PANELS:
+        assert (entry.dashboard, entry.panel) in titles, f"{entry} names no panel"
+    assert {(c.dashboard, c.panel) for c in dashboard_queries.CONDITIONAL_PANELS} >= MADE_TRUE
+    limited = run_lab(events.dir, "saturate", "cpu", "--osd", "0", "--cores", "1.5")
+    assert limited.returncode == 0, limited.stderr
+    try:
+        wait_until(lambda: query(url, "osd:ceph_perfwatch_cpu_quota_usage:ratio"), WAIT, "the CPU limit's series")
+        checked, empty, made_true = 0, [], {}
+        for board in boards:
+            for name, selector in dashboard_queries.variable_selectors(board, values).items():
+                assert valid_and_found(url, selector), f"{board['uid']}: variable {name} finds nothing: {selector}"
+            for q in dashboard_queries.panel_queries(board, values):
+                checked += 1
+                found = valid_and_found(url, q.expr)
+                key = (q.dashboard, q.panel)
+                if key in MADE_TRUE:
+                    made_true[key] = made_true.get(key, False) or found
+                elif not found and dashboard_queries.conditional(*key) is None:
+                    empty.append(f"{q.dashboard} / {q.panel} [{q.ref_id}]: {q.expr}")
+        # a lagging recording group (evaluated every 5 s) gets one more chance
+        empty = [e for e in empty if not valid_and_found(url, e.split("]: ", 1)[1])]
+    finally:
+        run_lab(events.dir, "clear", "cpu")
+    per_board = {b["uid"]: len(dashboard_queries.panel_queries(b, values)) for b in boards}
+    print(f"\n{checked} dashboard queries checked live: {per_board}")
+    assert empty == [], "queries without data:\n" + "\n".join(empty)
+    assert set(made_true) == MADE_TRUE, made_true
+    assert all(made_true.values()), (
+        [k for k, v in made_true.items() if not v],
+        query(url, "count by (kind, metric) (ceph_perfwatch_bench_probe_latency_seconds_bucket)"),
+        query(url, "count by (kind, metric) (cluster:ceph_perfwatch_probe_latency_bucket:rate)"),
+        events.ceph("perfwatch", "bench", "status")["recent"],
+    )
