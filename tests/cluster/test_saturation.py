@@ -15,9 +15,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from lab.load import POOL as LOAD_POOL
-
 from .labutil import LabHandle, run_lab
+from .saturating import saturating
 from .scrape import Scrape, client_load, rate, scrape
 
 VICTIM = 1  # osd.1 lives on the lab's second host
@@ -26,31 +25,10 @@ MEDIA_IOPS, MEDIA_MBPS = 300, 10
 NET_RATE, NET_BYTES = "80mbit", 10e6
 
 
-PROBES = ("rados_probe_interval", "rgw_probe_interval", "net_probe_interval")
-
-
 @pytest.fixture(scope="module")
 def sat(lab: LabHandle) -> Iterator[LabHandle]:
-    # These tests saturate the lab on purpose. perfwatch's light probes would (rightly) record that as
-    # regressions and raise PERFWATCH_BENCH_REGRESSION for later tests: pause them, and afterwards
-    # reset the baselines, as an operator would after a deliberate change.
-    saved = {o: lab.ceph("config", "get", "mgr", f"mgr/perfwatch/{o}", as_json=False).strip() for o in PROBES}
-    for option in PROBES:
-        lab.ceph("config", "set", "mgr", f"mgr/perfwatch/{option}", "0", as_json=False)
-    # The first load of a pattern creates the pool and image (and fills the image for reads): do it
-    # here, so the measured windows below are all load.
-    for pattern in ("small-random-write", "large-read"):
-        warm = run_lab(lab.dir, "load", "--pattern", pattern, "--seconds", "2")
-        assert warm.returncode == 0, warm.stderr
-    yield lab
-    cleared = run_lab(lab.dir, "clear")
-    assert cleared.returncode == 0, cleared.stderr
-    # The load images hold about 640 MiB on every OSD: give the room back to the tests after these.
-    lab.ceph("osd", "pool", "rm", LOAD_POOL, LOAD_POOL, "--yes-i-really-really-mean-it", as_json=False)
-    lab.ceph("perfwatch", "bench", "reset-baseline", as_json=False)
-    for option, value in saved.items():
-        lab.ceph("config", "set", "mgr", f"mgr/perfwatch/{option}", value, as_json=False)
-    lab.wait_healthy(90, "HEALTH_OK after the saturation tests")
+    with saturating(lab, "the saturation tests") as handle:
+        yield handle
 
 
 def knob(lab: LabHandle, *args: str) -> None:

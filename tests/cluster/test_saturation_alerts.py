@@ -19,15 +19,13 @@ from typing import Any
 
 import pytest
 
-from lab.load import POOL as LOAD_POOL
-
 from .labutil import REPO, LabHandle, run_lab
+from .saturating import saturating
 
 VICTIM = 1  # osd.1, on the lab's second host
 FIRE_WITHIN = 180.0
 RESOLVE_WITHIN = 180.0
 HEALTHY_SECONDS = 100.0  # longer than the lab profile's rate window + `for:` + a scrape, twice over
-PROBES = ("rados_probe_interval", "rgw_probe_interval", "net_probe_interval")
 ROWS: list[str] = []
 
 
@@ -67,22 +65,8 @@ class Load:
 
 @pytest.fixture(scope="module")
 def quiet_lab(lab: LabHandle) -> Iterator[LabHandle]:
-    # The knobs slow the lab on purpose: perfwatch's light probes would (rightly) record regressions and
-    # raise PERFWATCH_BENCH_REGRESSION for later tests. Pause them; reset the baselines after.
-    saved = {o: lab.ceph("config", "get", "mgr", f"mgr/perfwatch/{o}", as_json=False).strip() for o in PROBES}
-    for option in PROBES:
-        lab.ceph("config", "set", "mgr", f"mgr/perfwatch/{option}", "0", as_json=False)
-    for pattern in ("small-random-write", "large-read"):  # create the images (and fill the one for reads)
-        warm = run_lab(lab.dir, "load", "--pattern", pattern, "--seconds", "2")
-        assert warm.returncode == 0, warm.stderr
-    yield lab
-    cleared = run_lab(lab.dir, "clear")
-    assert cleared.returncode == 0, cleared.stderr
-    lab.ceph("osd", "pool", "rm", LOAD_POOL, LOAD_POOL, "--yes-i-really-really-mean-it", as_json=False)
-    lab.ceph("perfwatch", "bench", "reset-baseline", as_json=False)
-    for option, value in saved.items():
-        lab.ceph("config", "set", "mgr", f"mgr/perfwatch/{option}", value, as_json=False)
-    lab.wait_healthy(90, "HEALTH_OK after the saturation alert tests")
+    with saturating(lab, "the saturation alert tests") as handle:
+        yield handle
     print("\n| knob | alert | s to firing | labels | other saturation alerts | s to resolved |")
     print("| --- | --- | --- | --- | --- | --- |")
     print("\n".join(ROWS))
