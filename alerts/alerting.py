@@ -57,8 +57,9 @@ def saturation_alerts(p: Profile) -> list[Alert]:
             "{{ $labels.ceph_daemon }} on {{ $labels.hostname }} is held back by its device {{ $labels.device }}",
             "Device {{ $labels.device }} ({{ $labels.role }}) of {{ $labels.ceph_daemon }} on host "
             "{{ $labels.hostname }} is {{ $value | humanizePercentage }} busy with "
-            f"{p.media_queue_depth:g} or more requests queued on average, and the OSD's BlueStore commits take "
-            f"{p.media_commit_latency_seconds * 1000:g} ms or more: the media is saturated.",
+            f"{p.media_queue_depth:g} or more requests queued on average, and slow: the OSD's BlueStore commits "
+            f"take {p.media_commit_latency_seconds * 1000:g} ms or more, or the device's I/Os "
+            f"{p.media_await_seconds * 1000:g} ms or more (await). The media is saturated.",
             (("resource", "media"),),
         ),
         Alert(

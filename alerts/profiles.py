@@ -60,6 +60,10 @@ class Profile:
     # flash commits in about 1 ms and HDD with its WAL on the same disk in about 10 ms; the media-bound
     # campaigns saw tail latency multiply when the WAL device queued. 50 ms is beyond both healthy figures.
     media_commit_latency_seconds: float = 0.05
+    # ... or the device's own await (seconds per I/O, iostat's await), for a data device whose RocksDB/WAL
+    # lives on another, faster one: its commits stay fast while it drowns. A healthy HDD serves in 5-15 ms
+    # even with a few queued; 50 ms per I/O is a queue waiting several service times.
+    media_await_seconds: float = 0.05
     media_for: str = "10m"
 
     # ----- CPU: at the cgroup limit and throttled, or the host out of CPU ----------------------------

@@ -43,6 +43,11 @@ from .recording_store import store_rules
 def signal_rules(p: Profile) -> list[Rule]:
     """Per device, host, NIC and OSD: each input turned into a rate or a ratio, labels reduced to the join keys."""
     w, mod, exp, node = p.rate_window, p.module_selector, p.exporter_selector, p.node_selector
+
+    def disk(metric: str) -> str:
+        return by(HOST_DEVICE, "max", rate(sel(metric, node), w))
+
+    on_host_device = "\n+ on (cluster, hostname, device)\n"
     idle = by(HOST, "sum", rate(sel("node_cpu_seconds_total", node, 'mode=~"idle|iowait"'), w))
     cores = by(HOST, "count", sel("node_cpu_seconds_total", node, 'mode="idle"'))
     nic_rate = "max by (cluster, hostname, device) ({})"
@@ -77,6 +82,14 @@ def signal_rules(p: Profile) -> list[Rule]:
         rule(
             "host_device:node_disk_queue:avg",
             by(HOST_DEVICE, "max", rate(sel("node_disk_io_time_weighted_seconds_total", node), w)),
+        ),
+        # await: seconds per completed I/O, reads and writes together (iostat's await)
+        rule(
+            "host_device:node_disk_await:seconds",
+            f"({disk('node_disk_read_time_seconds_total')}{on_host_device}{disk('node_disk_write_time_seconds_total')})"
+            "\n/ on (cluster, hostname, device)\nclamp_min("
+            f"{disk('node_disk_reads_completed_total')}{on_host_device}{disk('node_disk_writes_completed_total')}"
+            ", 1e-9)",
         ),
         # the OSD's BlueStore kv commit: RocksDB synchronous submits, mean seconds over the window
         rule(
@@ -128,6 +141,11 @@ def osd_rules(p: Profile) -> list[Rule]:
             "host_device:node_disk_queue:avg",
         ),
         rule(
+            "osd_device:ceph_perfwatch_media_await:seconds",
+            "osd_device:ceph_perfwatch_osd_device:info\n* on (cluster, hostname, device) group_left ()\n"
+            "host_device:node_disk_await:seconds",
+        ),
+        rule(
             "osd:ceph_perfwatch_cpu_quota_usage:ratio",
             "osd:ceph_perfwatch_cpu_usage:cores\n/ on (cluster, hostname, ceph_daemon)\n"
             "(osd:ceph_perfwatch_cpu_limit:cores > 0)",
@@ -170,14 +188,30 @@ def verdict_rules(p: Profile) -> list[Rule]:
     )
     per_osd = "max by (cluster, hostname, ceph_daemon) ({})"
     return [
-        # media: busy AND queued AND the OSD's own commits slow (busy alone is not saturation)
+        # media: busy AND queued AND slow: the OSD's own commits, or the device's own await (an HDD `block`
+        # whose RocksDB/WAL lives on flash commits fast while its data device drowns). Busy alone is not
+        # saturation.
+        rule(
+            "osd_device:ceph_perfwatch_media_slow:bool",
+            f"max by ({OSD_DEVICE}) (\n"
+            + with_label(
+                "osd_device:ceph_perfwatch_osd_device:info * 0\n+ on (cluster, ceph_daemon) group_left ()\n"
+                f"(osd:ceph_perfwatch_commit_latency:seconds >= bool {p.media_commit_latency_seconds})",
+                "slow",
+                "commit",
+            )
+            + "\nor\n"
+            + with_label(
+                f"osd_device:ceph_perfwatch_media_await:seconds >= bool {p.media_await_seconds}", "slow", "await"
+            )
+            + "\n)",
+        ),
         rule(
             "osd_device:ceph_perfwatch_media_saturated:bool",
             f"(osd_device:ceph_perfwatch_media_busy:ratio >= bool {p.media_busy_ratio})\n"
             f"* on ({OSD_DEVICE})\n"
             f"(osd_device:ceph_perfwatch_media_queue:avg >= bool {p.media_queue_depth})\n"
-            "* on (cluster, ceph_daemon) group_left ()\n"
-            f"(osd:ceph_perfwatch_commit_latency:seconds >= bool {p.media_commit_latency_seconds})",
+            f"* on ({OSD_DEVICE})\nosd_device:ceph_perfwatch_media_slow:bool",
         ),
         # CPU: at its cgroup limit and throttled; or, without a limit, its host busy with work waiting
         rule("osd:ceph_perfwatch_cpu_saturated:bool", f"{at_limit}\nor\n{host_out}"),

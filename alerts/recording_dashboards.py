@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from .profiles import Profile
-from .promql import CLUSTER, HOST, HOST_DEVICE, OSD, Rule, by, mean_from_summary, rate, rule, sel, with_label
+from .promql import CLUSTER, HOST, OSD, Rule, by, mean_from_summary, rate, rule, sel, with_label
 
 
 def dashboard_rules(p: Profile) -> list[Rule]:
@@ -14,7 +14,7 @@ def dashboard_rules(p: Profile) -> list[Rule]:
     await, utilisation per OSD and host and resource, buffer cache misses, compactions, probe latency
     histograms, RGW requests and its bucket-index ops. No alert reads these. (Plain gauges, such as cache
     targets, mempools or the RGW queue, the dashboards read as they are.)"""
-    w, mod, exp, node, ceph = p.rate_window, p.module_selector, p.exporter_selector, p.node_selector, p.ceph_selector
+    w, mod, exp, ceph = p.rate_window, p.module_selector, p.exporter_selector, p.ceph_selector
 
     def per_op(make: Callable[[str], str], read: str, write: str) -> str:
         return f"{with_label(make(read), 'op', 'read')}\nor\n{with_label(make(write), 'op', 'write')}"
@@ -25,10 +25,6 @@ def dashboard_rules(p: Profile) -> list[Rule]:
     def latency(labels: str) -> Callable[[str], str]:
         return lambda prefix: mean_from_summary(prefix, (ceph,), labels, w)
 
-    def disk(metric: str) -> str:
-        return by(HOST_DEVICE, "max", rate(sel(metric, node), w))
-
-    on_host_device = "\n+ on (cluster, hostname, device)\n"
     buffer_hits, buffer_misses = (
         by(OSD, "sum", rate(sel(f"ceph_perfwatch_bluestore_buffer_{kind}_bytes_total", mod), w))
         for kind in ("hit", "miss")
@@ -55,18 +51,6 @@ def dashboard_rules(p: Profile) -> list[Rule]:
             per_op(latency(CLUSTER), "ceph_osd_op_r_latency", "ceph_osd_op_w_latency"),
         ),
         # media: mean time a request spends queued and served (iostat's await), per device and per OSD device
-        rule(
-            "host_device:node_disk_await:seconds",
-            f"({disk('node_disk_read_time_seconds_total')}{on_host_device}{disk('node_disk_write_time_seconds_total')})"
-            "\n/ on (cluster, hostname, device)\nclamp_min("
-            f"{disk('node_disk_reads_completed_total')}{on_host_device}{disk('node_disk_writes_completed_total')}"
-            ", 1e-9)",
-        ),
-        rule(
-            "osd_device:ceph_perfwatch_media_await:seconds",
-            "osd_device:ceph_perfwatch_osd_device:info\n* on (cluster, hostname, device) group_left ()\n"
-            "host_device:node_disk_await:seconds",
-        ),
         # utilisation per OSD and resource: its busiest device; its CPU against its limit, else its host's
         # CPU; its host's fullest NIC. Then per host, and how many OSDs each verdict holds
         rule(
