@@ -15,7 +15,7 @@ from .daemons import Catalogue
 from .probes import wait_for
 
 CEPH_PROMETHEUS = "prometheus"  # Ceph's module, which serves the ceph_* metrics
-# Seconds between perfwatch's collections in the lab: the lab's rules (1-minute windows) see several.
+# Seconds between perfwatch's collections in the lab: the lab profile's rules (30 s windows) see three.
 COLLECT_INTERVAL = 10
 
 
@@ -30,10 +30,11 @@ def enable(ceph: Ceph, catalogue: Catalogue) -> None:
     for name in (module, CEPH_PROMETHEUS):
         listed = functools.partial(probes.module_listed, ceph, name)
         wait_for(listed, 60, f"the active mgr to list the {name} module", 0.5)
+    address = catalogue.topo.core_address  # both modules listen there only, not on every address
     _per_mgr_ports(ceph, module, catalogue.module_ports())
+    ceph("config", "set", "mgr", f"mgr/{module}/server_addr", address, as_json=False)
     ceph("config", "set", "mgr", f"mgr/{module}/collect_interval", str(COLLECT_INTERVAL), as_json=False)
     ceph("mgr", "module", "enable", module, as_json=False)
     _per_mgr_ports(ceph, CEPH_PROMETHEUS, catalogue.ceph_metrics_ports())
-    address = catalogue.topo.core_address
     ceph("config", "set", "mgr", f"mgr/{CEPH_PROMETHEUS}/server_addr", address, as_json=False)
     ceph("mgr", "module", "enable", CEPH_PROMETHEUS, as_json=False)

@@ -13,6 +13,7 @@ import json
 import subprocess
 import sys
 import time
+import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from typing import Any
@@ -25,7 +26,7 @@ from .saturating import saturating
 VICTIM = 1  # osd.1, on the lab's second host
 FIRE_WITHIN = 180.0
 RESOLVE_WITHIN = 180.0
-HEALTHY_SECONDS = 100.0  # longer than the lab profile's rate window + `for:` + a scrape, twice over
+HEALTHY_SECONDS = 100.0  # the lab profile's rate window + `for:` + a scrape (65 s), and more
 ROWS: list[str] = []
 
 
@@ -179,3 +180,10 @@ def test_a_healthy_load_raises_no_saturation_alert(quiet_lab: LabHandle) -> None
     print(f"\n{ROWS[-1]}")
     assert load.proc.returncode == 0
     assert not seen, f"saturation alerts under a healthy load: {seen}"
+    # and not because the rules are blind: a verdict for every OSD and resource, every one 0
+    prometheus = quiet_lab.lab.monitoring_urls()["prometheus"].rstrip("/")
+    url = f"{prometheus}/api/v1/query?" + urllib.parse.urlencode({"query": "osd:ceph_perfwatch_saturation:verdict"})
+    with urllib.request.urlopen(url, timeout=5) as resp:
+        verdicts = json.load(resp)["data"]["result"]
+    assert len(verdicts) == 3 * len(quiet_lab.lab.topo.osds), verdicts
+    assert all(float(v["value"][1]) == 0 for v in verdicts), verdicts
