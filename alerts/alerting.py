@@ -165,9 +165,9 @@ def bench_alerts(p: Profile) -> list[Alert]:
             p.iops_per_gb_for,
             "warning",
             f"Measured IOPS per stored GB is below the planned {p.iops_per_gb_target:g}",
-            'The OSDs\' measured 4 KiB write IOPS (osd benchmark, summed) come to {{ $value | printf "%.2f" }} '
-            f"per stored GB, below the target of {p.iops_per_gb_target:g}: IOPS-bound workloads will run out of "
-            "media before space.",
+            "The OSDs' measured 4 KiB write IOPS (osd benchmark, summed over every OSD) come to "
+            '{{ $value | printf "%.2f" }} per raw stored GB, below the target of '
+            f"{p.iops_per_gb_target:g}: IOPS-bound workloads will run out of media before space.",
         ),
     ]
 

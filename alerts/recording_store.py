@@ -9,6 +9,7 @@ from .promql import CLUSTER, OSD, Rule, by, rate, rule, sel
 def store_rules(p: Profile) -> list[Rule]:
     """BlueStore cache, RocksDB and BlueFS per OSD; benchmark results per cluster."""
     w, mod = p.rate_window, p.module_selector
+    iops = by(OSD, "max", sel("ceph_perfwatch_bench_iops", mod, p.iops_bench_selector))
 
     def osd_rate(metric: str) -> str:
         return by(OSD, "sum", rate(sel(metric, mod), w))
@@ -50,10 +51,17 @@ def store_rules(p: Profile) -> list[Rule]:
             by(f"{CLUSTER}, ceph_daemon, kind, metric", "max", sel("ceph_perfwatch_bench_regression", mod)),
         ),
         rule("cluster:ceph_perfwatch_stored:bytes", by(CLUSTER, "sum", sel("ceph_pool_stored", p.ceph_selector))),
-        # measured 4 KiB write IOPS of the media (osd benchmark, summed over OSDs) per stored GB
+        rule(
+            "cluster:ceph_perfwatch_stored_raw:bytes", by(CLUSTER, "sum", sel("ceph_pool_stored_raw", p.ceph_selector))
+        ),
+        # measured 4 KiB write IOPS of the media (osd benchmark; one result per OSD, whichever mgr serves it)
+        # per raw stored GB: a replicated write costs a device write per replica and each replica is stored
+        # raw, so this is client IOPS per client GB. Only once every OSD has a result: a sum over the few
+        # benchmarked would understate the cluster.
         rule(
             "cluster:ceph_perfwatch_iops_per_stored_gb:ratio",
-            by(CLUSTER, "sum", sel("ceph_perfwatch_bench_iops", mod, p.iops_bench_selector))
-            + "\n/ on (cluster)\n(cluster:ceph_perfwatch_stored:bytes / 1e9 > 0)",
+            f"sum by (cluster) ({iops})\n/ on (cluster)\n(cluster:ceph_perfwatch_stored_raw:bytes / 1e9 > 0)\n"
+            f"and on (cluster)\n(count by (cluster) ({iops})\n>= on (cluster)\n"
+            "count by (cluster) (osd:ceph_perfwatch_osd:info))",
         ),
     ]

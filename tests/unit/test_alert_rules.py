@@ -38,6 +38,7 @@ NODE_EXPORTER = {
 }
 CEPH_MODULE = {
     "ceph_pool_stored",
+    "ceph_pool_stored_raw",
     # client I/O per OSD (the dashboards' recording rules)
     "ceph_osd_op_r",
     "ceph_osd_op_w",
