@@ -47,6 +47,14 @@ def health_rules(p: Profile) -> list[Rule]:
         ),
         rule(
             "host:ceph_perfwatch_exporter_up:bool",
-            "max by (cluster, hostname, job, instance) (" + sel("up", exp) + " or " + sel("up", node) + ")",
+            # node_exporter only on the hosts that have a perfwatch host exporter target: a fleet-wide
+            # `node` job also scrapes machines that are no Ceph hosts
+            "max by (cluster, hostname, job, instance) (\n"
+            + sel("up", exp)
+            + "\nor\n("
+            + sel("up", node)
+            + " and on (cluster, hostname) "
+            + sel("up", exp)
+            + ")\n)",
         ),
     ]
