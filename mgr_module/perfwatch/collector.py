@@ -21,6 +21,7 @@ from .metric_families import (
     MISSING,
     MODULE_REGISTRY,
     POLLED,
+    UNAVAILABLE,
 )
 from .metrics_model import Sample
 
@@ -73,6 +74,7 @@ class OsdReading(NamedTuple):
     samples: List[Sample]
     missing: List[str]
     error: Optional[FetchError]
+    unavailable: Tuple[str, ...] = ()  # release-dependent counters this daemon's release lacks
 
 
 class Collector:
@@ -92,6 +94,7 @@ class Collector:
         self.errors: Dict[Tuple[str, str], int] = {}
         self.last_success: Dict[str, float] = {}
         self.latest: Dict[str, Dict[str, float]] = {}  # daemon -> family+labels key -> value, for tables
+        self.unavailable: Dict[str, Tuple[str, ...]] = {}  # daemon -> counters its release lacks (counters.py)
         self._lock = threading.Lock()  # one cycle at a time
         self._warned_missing: Dict[str, bool] = {}
 
@@ -106,9 +109,9 @@ class Collector:
             mempools = self.adapter.tell_osd(osd_id, DUMP_MEMPOOLS, timeout)
             if not isinstance(dump, dict) or not isinstance(mempools, dict):
                 raise FetchError(REASON_DECODE, "answer is not a JSON object")
-            samples, missing = counters.extract(counters.OSD_SPECS, dump, daemon)
-            samples.extend(counters.extract_mempools(mempools, daemon))
-            return OsdReading(daemon, samples, missing, None)
+            got = counters.extract_detail(counters.OSD_SPECS, dump, daemon)
+            samples = got.samples + counters.extract_mempools(mempools, daemon)
+            return OsdReading(daemon, samples, got.missing, None, tuple(got.unavailable))
         except FetchError as exc:
             return OsdReading(daemon, [], [], exc)
         except Exception as exc:  # a bug or surprise in one OSD's data must not end the cycle
@@ -132,6 +135,7 @@ class Collector:
         readings = self._read_osds(up, settings)
         # New dicts each cycle, published whole at the end: commands read them from other threads.
         latest: Dict[str, Dict[str, float]] = {}
+        unavailable: Dict[str, Tuple[str, ...]] = {}
         last_success = dict(self.last_success)
         for reading in readings:
             if reading.error is not None:
@@ -146,11 +150,14 @@ class Collector:
                 self.log.info("%s lacks counters %s", reading.daemon, ", ".join(reading.missing))
             last_success[reading.daemon] = self.clock()
             latest[reading.daemon] = table_values(reading.samples)
+            unavailable[reading.daemon] = reading.unavailable
             status.append((reading.daemon, True))
-        samples.extend(self._read_rgws(status, last_success))
+        samples.extend(self._read_rgws(status, last_success, unavailable))
+        samples.extend(unavailable_samples(unavailable))
         known = {daemon for daemon, _ in status}
         self.last_success = {d: t for d, t in last_success.items() if d in known}  # forget removed daemons
         self.latest = latest
+        self.unavailable = unavailable
         self.cycles += 1
         ended = self.clock()
         if self.extra_samples is not None:
@@ -180,7 +187,12 @@ class Collector:
             )
         return sorted(readings, key=lambda r: int(r.daemon.split(".")[1]))
 
-    def _read_rgws(self, status: List[Tuple[str, bool]], last_success: Dict[str, float]) -> List[Sample]:
+    def _read_rgws(
+        self,
+        status: List[Tuple[str, bool]],
+        last_success: Dict[str, float],
+        unavailable: Dict[str, Tuple[str, ...]],
+    ) -> List[Sample]:
         try:
             per_daemon = self.adapter.rgw_counters()
         except FetchError as exc:
@@ -188,13 +200,12 @@ class Collector:
             return []
         samples: List[Sample] = []
         for daemon in sorted(per_daemon):
-            got, _missing = counters.extract(
-                counters.RGW_SPECS, counters.flatten_mgr_counters(per_daemon[daemon]), daemon
-            )
-            samples.extend(got)
-            status.append((daemon, bool(got)))
-            if got:
+            got = counters.extract_detail(counters.RGW_SPECS, counters.flatten_mgr_counters(per_daemon[daemon]), daemon)
+            samples.extend(got.samples)
+            status.append((daemon, bool(got.samples)))
+            if got.samples:
                 last_success[daemon] = self.clock()
+                unavailable[daemon] = tuple(got.unavailable)
         return samples
 
     def _self_samples(self, status: List[Tuple[str, bool]], duration: float, ended: float) -> List[Sample]:
@@ -212,6 +223,24 @@ class Collector:
         for (daemon, reason), count in sorted(self.errors.items()):
             out.append(Sample(FETCH_ERRORS, "", (("ceph_daemon", daemon), ("reason", reason)), float(count)))
         return out
+
+
+def unavailable_samples(unavailable: Dict[str, Tuple[str, ...]]) -> List[Sample]:
+    return [
+        Sample(UNAVAILABLE, "", (("ceph_daemon", daemon), ("counter", name)), 1.0)
+        for daemon in sorted(unavailable)
+        for name in unavailable[daemon]
+    ]
+
+
+def unavailable_report(unavailable: Dict[str, Tuple[str, ...]]) -> Dict[str, Dict[str, object]]:
+    """For `ceph perfwatch status`: each release-dependent counter some daemon lacks, which daemons lack
+    it and which releases have it."""
+    lacking: Dict[str, List[str]] = {}
+    for daemon in sorted(unavailable):
+        for name in unavailable[daemon]:
+            lacking.setdefault(name, []).append(daemon)
+    return {name: {"releases": counters.releases_of(name), "daemons": d} for name, d in sorted(lacking.items())}
 
 
 def table_values(samples: List[Sample]) -> Dict[str, float]:

@@ -53,6 +53,21 @@ MEMPOOL_ITEMS = _declare(
 COMPACTIONS = _declare(
     "rocksdb_compactions_total", "counter", "RocksDB compactions, by what started them", (*DAEMON, "trigger")
 ).name
+COMPACTIONS_COMPLETED = _declare(
+    "rocksdb_compactions_completed_total",
+    "counter",
+    "Compactions RocksDB finished, whatever started them, its own level compactions too (Reef and later)",
+    DAEMON,
+).name
+COMPACTIONS_RUNNING = _declare(
+    "rocksdb_compactions_running", "gauge", "RocksDB compactions running now (Reef and later)", DAEMON
+).name
+LAST_COMPACTION = _declare(
+    "rocksdb_last_compaction_duration_seconds",
+    "gauge",
+    "Seconds the last finished RocksDB compaction took (Reef and later)",
+    DAEMON,
+).name
 COMPACT_QUEUE = _declare(
     "rocksdb_compaction_queue_length", "gauge", "Compaction ranges waiting in the queue", DAEMON
 ).name
@@ -87,10 +102,16 @@ RGW_META_HIT = _declare(
 ).name
 RGW_META_MISS = _declare("rgw_metadata_cache_misses_total", "counter", "RGW metadata cache misses", DAEMON).name
 RGW_LIST_LAT = _declare(
-    "rgw_list_objects_latency_seconds", "summary", "RGW bucket listing latency (Reef and later)", DAEMON
+    "rgw_list_objects_latency_seconds",
+    "summary",
+    "RGW bucket listing latency (Tentacle and later: rgw_op; see counters_unavailable)",
+    DAEMON,
 ).name
 RGW_LIST_BUCKETS_LAT = _declare(
-    "rgw_list_buckets_latency_seconds", "summary", "RGW list-buckets latency (Reef and later)", DAEMON
+    "rgw_list_buckets_latency_seconds",
+    "summary",
+    "RGW list-buckets latency (Tentacle and later: rgw_op; see counters_unavailable)",
+    DAEMON,
 ).name
 
 # --- the collection itself (collector.py) -------------------------------------------------------------
@@ -110,8 +131,15 @@ LAST_SUCCESS = _declare(
 MISSING = _declare(
     "counters_missing",
     "gauge",
-    "Counters of our table that the daemon's release does not have (renames show here)",
+    "Counters of our table that every release has but the daemon lacks (an unknown rename shows here)",
     DAEMON,
+).name
+UNAVAILABLE = _declare(
+    "counters_unavailable",
+    "gauge",
+    "1 for each counter of our table that only some releases have and the daemon's release does not "
+    "(`ceph perfwatch status` says which releases have it); its family has no sample for that daemon",
+    (*DAEMON, "counter"),
 ).name
 CACHE_AGE = _declare("cache_age_seconds", "gauge", "Age of the collected data this scrape was served from").name
 

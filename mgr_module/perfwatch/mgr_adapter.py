@@ -14,6 +14,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from mgr_module import CommandResult, MgrModule
 
+from . import counters
 from .adapter import REASON_BUSY, REASON_DECODE, REASON_ERROR, REASON_TIMEOUT, CephAdapter, FetchError
 from .benchmarks.capacity import CapacityView, view_from_payloads
 from .benchmarks.planning import OsdInfo
@@ -26,6 +27,7 @@ class MgrAdapter(CephAdapter):
         self.timeout = timeout  # the request_timeout option, read at each call
         self._lock = threading.Lock()
         self._outstanding: Dict[int, Tuple[CommandResult, float]] = {}  # osd -> (request, sent at)
+        self._labeled_failed = False  # the last labeled-counter call failed (warned once, then debug)
 
     def osds(self) -> List[Tuple[int, bool]]:
         osd_map = self.module.get("osd_map") or {}
@@ -64,13 +66,42 @@ class MgrAdapter(CephAdapter):
             raise FetchError(REASON_DECODE, "osd.{}: {} in answer {!r}".format(osd_id, exc, result.outb[:80])) from exc
 
     def rgw_counters(self) -> Dict[str, Dict[str, Dict[str, Any]]]:
-        # Squid renamed get_all_perf_counters; feature-detect rather than parse versions.
+        # Feature-detected, never by version:
+        # - unlabeled counters: get_all_perf_counters on Pacific, get_unlabeled_perf_counters (same
+        #   signature) on Reef 18.2.7 and Tentacle;
+        # - labeled counters: get_perf_counters, where its answer is per logger a list of
+        #   {"labels", "counters"} instances (Tentacle). Reef 18.2.7 has no labeled-counter call.
+        #   Tentacle's RGW keeps list latency in its `rgw_op` logger (counters.py), whose unlabeled
+        #   instance the unlabeled call gives too (seen live on 20.2.4); the labeled call fills in only
+        #   what that answer lacks, for releases that give `rgw_op` only as labeled counters.
         getter = getattr(self.module, "get_unlabeled_perf_counters", None) or self.module.get_all_perf_counters
         try:
             everything = getter(services=("rgw",))
         except Exception as exc:
             raise FetchError(REASON_ERROR, "mgr perf counters: {!r}".format(exc)) from exc
-        return {daemon: dict(values) for daemon, values in everything.items() if daemon.startswith("rgw.")}
+        out = {daemon: dict(values) for daemon, values in everything.items() if daemon.startswith("rgw.")}
+        for daemon, values in self._labeled_counters(("rgw",)).items():
+            if daemon.startswith("rgw."):
+                merged = counters.flatten_labeled_counters(values)
+                merged.update(out.get(daemon, {}))  # the unlabeled call's answer wins where both have it
+                out[daemon] = merged
+        return out
+
+    def _labeled_counters(self, services: Tuple[str, ...]) -> Dict[str, Dict[str, Any]]:
+        """The mgr's labeled counters per daemon where it has that call, else {}. A failure of this call
+        only costs the counters it alone has: logged, and the unlabeled ones are still exported."""
+        getter = getattr(self.module, "get_perf_counters", None)
+        if getter is None or not callable(getter):
+            return {}
+        try:
+            answer = getter(services=services)
+        except Exception as exc:
+            log = self.module.log.debug if self._labeled_failed else self.module.log.warning
+            log("mgr labeled perf counters failed (RGW list latency not exported): %r", exc)
+            self._labeled_failed = True
+            return {}
+        self._labeled_failed = False
+        return dict(answer) if isinstance(answer, dict) else {}
 
     # --- what benchmarks need --------------------------------------------------------------------
 

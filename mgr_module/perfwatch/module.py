@@ -8,15 +8,15 @@ import threading
 import time
 from typing import Any, Callable, ClassVar, Dict, List, Optional
 
-from mgr_module import CLIReadCommand, CLIWriteCommand, HandleCommandResult, MgrModule, Option
+from mgr_module import HandleCommandResult, MgrModule, Option
 
-from . import config, mgr_logging, options, osd_table, status, validation
+from . import config, mgr_compat, mgr_logging, options, osd_table, status, validation
 from .benchmarks import commands, health
 from .benchmarks.result_board import ResultBoard
 from .benchmarks.run import Run
 from .benchmarks.runner import Runner
 from .benchmarks.store import BenchStore
-from .collector import Collector, Settings
+from .collector import Collector, Settings, unavailable_report
 from .endpoint import Endpoint
 from .mgr_adapter import MgrAdapter, MgrProgress
 from .output import OutputFormat, render
@@ -44,12 +44,16 @@ def _with_runner(method: CommandMethod) -> CommandMethod:
     params = [p for p in signature.parameters.values() if p.name != "runner"]
     guarded.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
     guarded.__annotations__ = {k: v for k, v in method.__annotations__.items() if k != "runner"}
+    # Reef and later unwrap decorated commands through __wrapped__ (mgr_module._extract_target_func) and
+    # would read `runner` from `method`: without it they read `guarded`, as Pacific does.
+    del guarded.__wrapped__  # type: ignore[attr-defined]
     return guarded
 
 
 class Module(MgrModule):
     MODULE_OPTIONS: List[Option] = MODULE_OPTIONS
     NOTIFY_TYPES: ClassVar[List[Any]] = []  # we poll on our own interval; no mgr notifications wanted
+    CLICommand = mgr_compat.CLICommand  # the registry the mgr lists and dispatches our commands from
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -170,7 +174,7 @@ class Module(MgrModule):
 
     # ----- commands -----------------------------------------------------------------------------
 
-    @CLIWriteCommand("perfwatch bench run")
+    @mgr_compat.write_command("perfwatch bench run")
     @_with_runner
     def cmd_bench_run(
         self,
@@ -191,13 +195,13 @@ class Module(MgrModule):
         params.update(shards=shards, image_mib=image_mib)
         return HandleCommandResult(*commands.run(runner, kind, osd, params, format))
 
-    @CLIReadCommand("perfwatch bench status")
+    @mgr_compat.read_command("perfwatch bench status")
     @_with_runner
     def cmd_bench_status(self, runner: Runner, format: OutputFormat = OutputFormat.plain) -> HandleCommandResult:
         """Show running and recent benchmark runs, regressions and scratch data awaiting cleanup"""
         return HandleCommandResult(*commands.status(runner, format))
 
-    @CLIWriteCommand("perfwatch bench cancel")
+    @mgr_compat.write_command("perfwatch bench cancel")
     @_with_runner
     def cmd_bench_cancel(
         self, runner: Runner, run_id: Optional[str] = None, format: OutputFormat = OutputFormat.plain
@@ -205,7 +209,7 @@ class Module(MgrModule):
         """Cancel one running benchmark, or all of them; their scratch data is removed"""
         return HandleCommandResult(*commands.cancel(runner, run_id, format))
 
-    @CLIReadCommand("perfwatch bench history")
+    @mgr_compat.read_command("perfwatch bench history")
     @_with_runner
     def cmd_bench_history(
         self,
@@ -218,7 +222,7 @@ class Module(MgrModule):
         """Show past benchmark runs and their results, newest last"""
         return HandleCommandResult(*commands.history(runner, kind, osd, limit, format))
 
-    @CLIWriteCommand("perfwatch bench reset-baseline")
+    @mgr_compat.write_command("perfwatch bench reset-baseline")
     @_with_runner
     def cmd_bench_reset_baseline(
         self,
@@ -232,13 +236,13 @@ class Module(MgrModule):
         self._update_health()
         return HandleCommandResult(*result)
 
-    @CLIReadCommand("perfwatch bench schedule")
+    @mgr_compat.read_command("perfwatch bench schedule")
     @_with_runner
     def cmd_bench_schedule(self, runner: Runner, format: OutputFormat = OutputFormat.plain) -> HandleCommandResult:
         """Show each benchmark kind, its interval option, window and last run"""
         return HandleCommandResult(*commands.schedule(runner, format))
 
-    @CLIReadCommand("perfwatch status")
+    @mgr_compat.read_command("perfwatch status")
     def cmd_status(self, format: OutputFormat = OutputFormat.plain) -> HandleCommandResult:
         """Show the perfwatch version, this mgr's role, the endpoint and the effective options"""
         report = status.build(
@@ -261,10 +265,13 @@ class Module(MgrModule):
         report["collection"] = {
             "cycles": collector.cycles if collector else 0,
             "cache_generated_at": collector.cache.get().generated_at if collector else None,
+            # Counters only some releases have, absent from this cluster's daemons (counters.py): their
+            # families are empty for those daemons on purpose, e.g. RGW list latency before Tentacle.
+            "counters_unavailable": unavailable_report(collector.unavailable) if collector else {},
         }
         return HandleCommandResult(stdout=render(report, format, status.render_plain))
 
-    @CLIReadCommand("perfwatch metrics")
+    @mgr_compat.read_command("perfwatch metrics")
     def cmd_metrics(self, format: OutputFormat = OutputFormat.plain) -> HandleCommandResult:
         """Per OSD: onode and buffer cache hit ratios, compaction queue, write stalls, RocksDB spill-over"""
         collector = self.collector

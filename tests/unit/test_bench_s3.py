@@ -161,6 +161,53 @@ def test_put_sends_and_signs_its_content_type(rgw: tuple[type[_Recorder], int]) 
     assert "content-type;host;" in put["Authorization"]
 
 
+def signed_header_names(authorization: str) -> set[str]:
+    match = re.search(r"SignedHeaders=([^,]+),", authorization)
+    assert match, authorization
+    return set(match.group(1).split(";"))
+
+
+@pytest.mark.parametrize(
+    ("method", "body", "query"),
+    [
+        ("PUT", b"x" * 4096, ""),
+        ("PUT", b"", ""),  # a bucket
+        ("PUT", b"<Tagging/>", "tagging"),
+        ("GET", b"", "list-type=2&max-keys=3"),
+        ("DELETE", b"", ""),
+    ],
+)
+def test_every_header_sent_is_signed(rgw: tuple[type[_Recorder], int], method: str, body: bytes, query: str) -> None:
+    """Tentacle's RGW refused the probe's PUT with 403 ("'content-type' supplied but not in
+    CanonicalHeaders"): a header on the wire that the signature does not cover. Whatever http.client
+    would add (Accept-Encoding, Content-Length, Host) must be among the signed ones."""
+    handler, port = rgw
+    client(f"http://127.0.0.1:{port}").request(method, "/bucket/key", body=body, query=query)
+    seen = dict(handler.seen[0])
+    assert seen.pop("method") == method
+    seen.pop("path")
+    sent = {name.lower() for name in seen}
+    assert sent - {"authorization"} == signed_header_names(seen["Authorization"])
+    if method == "PUT":
+        assert seen["Content-Length"] == str(len(body))
+
+
+def test_the_signature_over_every_header_matches_botocore(monkeypatch: pytest.MonkeyPatch) -> None:
+    url, body = "http://127.0.0.1:7480/perfwatch-probe/rgw-1", b"x" * 4096
+    headers = {"Accept-Encoding": "identity", "Content-Type": "application/octet-stream", "Content-Length": "4096"}
+    ours = sign("PUT", url, headers, hashlib.sha256(body).hexdigest(), ACCESS, SECRET, "us-east-1", NOW)
+    assert signed_header_names(ours["Authorization"]) == {
+        "accept-encoding",
+        "content-length",
+        "content-type",
+        "host",
+        "x-amz-content-sha256",
+        "x-amz-date",
+    }
+    theirs = botocore_authorization("PUT", url, body, monkeypatch, headers)
+    assert ours["Authorization"] == theirs
+
+
 def test_redirects_are_errors_not_followed(rgw: tuple[type[_Recorder], int]) -> None:
     handler, port = rgw
     handler.status = 302

@@ -5,7 +5,7 @@ import time
 from prometheus_client.parser import text_string_to_metric_families
 
 from perfwatch.adapter import REASONS
-from perfwatch.collector import Collector, Settings
+from perfwatch.collector import Collector, Settings, unavailable_report
 
 from .fakes import FakeAdapter
 
@@ -111,3 +111,18 @@ def test_table_values_follow_the_latest_cycle() -> None:
     collector.collect(FAST)
     assert set(collector.latest) == {"osd.0"}
     assert "osd.1" in collector.last_success  # still known, with its last good time
+
+
+def test_counters_a_release_lacks_are_exported_as_unavailable_and_in_the_report() -> None:
+    adapter = FakeAdapter(1)
+    adapter.rgw = {"rgw.4148": {"rgw.req": {"value": 5}}}  # Reef: no list latency anywhere
+    collector = Collector(adapter)
+    collector.collect(FAST)
+    fams = parsed(collector)
+    unavailable = {(s.labels["ceph_daemon"], s.labels["counter"]) for s in fams["ceph_perfwatch_counters_unavailable"]}
+    assert ("rgw.4148", "rgw_op.list_obj_lat") in unavailable
+    assert ("osd.0", "rocksdb.compact_completed") in unavailable  # the fake OSDs are Pacific
+    assert all(s.value == 0 for s in fams["ceph_perfwatch_counters_missing"])
+    report = unavailable_report(collector.unavailable)
+    assert report["rgw_op.list_obj_lat"]["daemons"] == ["rgw.4148"]
+    assert "Tentacle" in str(report["rgw_op.list_obj_lat"]["releases"])

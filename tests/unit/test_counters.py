@@ -1,5 +1,7 @@
 import copy
 
+import pytest
+
 from perfwatch import counters as c
 from perfwatch.metric_families import MODULE_REGISTRY
 
@@ -71,3 +73,90 @@ def test_family_names_follow_prometheus_conventions() -> None:
         else:
             assert not family.name.endswith("_total"), family.name
         assert not any(unit in family.name for unit in ("_ms", "_usec", "_kb", "_mb")), family.name
+
+
+# ----- releases after Pacific (shapes read from live Reef 18.2.7 and Tentacle 20.2.4 daemons) -------------
+
+# The rocksdb logger of a Reef/Tentacle OSD: compact_range is gone, RocksDB's compaction events came.
+REEF_ROCKSDB = {
+    "get_latency": {"avgcount": 262, "sum": 0.0079, "avgtime": 0.00003},
+    "submit_latency": {"avgcount": 3726, "sum": 0.1364, "avgtime": 0.00004},
+    "submit_sync_latency": {"avgcount": 613, "sum": 5.6654, "avgtime": 0.0092},
+    "compact": 1,
+    "compact_running": 0,
+    "compact_completed": 4,
+    "compact_lasted": 0.040566207,
+    "compact_queue_merge": 0,
+    "compact_queue_len": 0,
+    "rocksdb_write_delay_time": {"avgcount": 0, "sum": 0.0, "avgtime": 0.0},
+}
+
+
+def reef_dump() -> dict:
+    dump = copy.deepcopy(PERF_DUMP)
+    dump["rocksdb"] = copy.deepcopy(REEF_ROCKSDB)
+    return dump
+
+
+def test_pacific_lacks_only_what_later_releases_added_and_nothing_is_missing() -> None:
+    got = c.extract_detail(c.OSD_SPECS, PERF_DUMP, "osd.1")
+    assert got.missing == []
+    assert sorted(got.unavailable) == ["rocksdb.compact_completed", "rocksdb.compact_lasted", "rocksdb.compact_running"]
+
+
+def test_reef_compaction_counters_map_into_their_families() -> None:
+    got = c.extract_detail(c.OSD_SPECS, reef_dump(), "osd.0")
+    assert got.missing == [] and got.unavailable == ["rocksdb.compact_range"]
+    v = values(got.samples)
+    assert v[(c.COMPACTIONS_COMPLETED, ())] == 4
+    assert v[(c.COMPACTIONS_RUNNING, ())] == 0
+    assert v[(c.LAST_COMPACTION, ())] == 0.040566207
+    assert v[(c.COMPACTIONS, (("trigger", "background"),))] == 1
+    assert (c.COMPACTIONS, (("trigger", "range"),)) not in v  # not invented from another counter
+    assert c.releases_of("rocksdb.compact_range").startswith("Pacific")
+
+
+def test_an_unknown_rename_of_a_counter_every_release_has_is_still_missing() -> None:
+    dump = reef_dump()
+    dump["rocksdb"]["compact_queue_length"] = dump["rocksdb"].pop("compact_queue_len")
+    assert c.extract_detail(c.OSD_SPECS, dump, "osd.0").missing == ["rocksdb.compact_queue_len"]
+
+
+def test_rgw_list_latency_is_read_from_rgw_op_in_seconds() -> None:
+    """Tentacle: the mgr holds rgw_op's unlabeled instance; time counters in nanoseconds (type bit 1)."""
+    mgr = {
+        "rgw.req": {"value": 40, "type": 10},
+        "rgw_op.list_obj_lat": {"value": 44_000_000, "count": 11, "type": 5},
+        "rgw_op.list_buckets_lat": {"value": 24_000_000, "count": 11, "type": 5},
+    }
+    got = c.extract_detail(c.RGW_SPECS, c.flatten_mgr_counters(mgr), "rgw.4160")
+    v = values(got.samples)
+    assert v[(c.RGW_LIST_LAT + "_sum", ())] == pytest.approx(0.044) and v[(c.RGW_LIST_LAT + "_count", ())] == 11
+    assert v[(c.RGW_LIST_BUCKETS_LAT + "_sum", ())] == pytest.approx(0.024)
+    assert "rgw_op.list_obj_lat" not in got.unavailable
+
+
+def test_reef_rgw_says_list_latency_is_unavailable_not_missing() -> None:
+    """Reef 18.2.7's RGW has no list latency in any logger: explicit, and no sample invented."""
+    mgr = {"rgw.req": {"value": 7, "type": 10}, "rgw.get_initial_lat": {"value": 5, "count": 1, "type": 5}}
+    got = c.extract_detail(c.RGW_SPECS, c.flatten_mgr_counters(mgr), "rgw.4148")
+    assert sorted(got.unavailable) == ["rgw_op.list_buckets_lat", "rgw_op.list_obj_lat"]
+    assert "rgw_op.list_obj_lat" not in got.missing
+    assert not [s for s in got.samples if s.family in (c.RGW_LIST_LAT, c.RGW_LIST_BUCKETS_LAT)]
+    assert "Tentacle" in c.releases_of("rgw_op.list_obj_lat")
+
+
+def test_labeled_counters_give_only_the_daemon_wide_instance() -> None:
+    labeled = {
+        "rgw_op": [
+            {"labels": {}, "counters": {"list_obj_lat": {"type": 5, "priority": 5, "value": 7, "count": 2}}},
+            {"labels": {"bucket": "b1"}, "counters": {"list_obj_lat": {"type": 5, "value": 1, "count": 1}}},
+        ],
+        "AsyncMessenger::Worker": [
+            {"labels": {"id": "0"}, "counters": {"msgr_connection_ready_timeouts": {"value": 0}}}
+        ],
+        "odd": "not a list",
+    }
+    assert c.flatten_labeled_counters(labeled) == {
+        "rgw_op.list_obj_lat": {"type": 5, "priority": 5, "value": 7, "count": 2}
+    }

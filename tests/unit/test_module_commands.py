@@ -1,12 +1,16 @@
-"""module.py's commands as ceph-mgr sees them: the arguments Pacific's CLICommand reads from each (the
+"""module.py's commands as ceph-mgr sees them: the arguments the mgr's CLICommand reads from each (the
 bench commands are wrapped by a guard that hands them the runner), and what they answer through the
-mgr's own dispatch before and after serve() built the runner. Uses the real Pacific mgr_module.py
-(/usr/share/ceph/mgr) with a stand-in for ceph_module, the C++ side; skipped where Ceph is not installed."""
+mgr's own dispatch before and after serve() built the runner. Uses the real mgr_module.py of the host's
+Ceph (/usr/share/ceph/mgr: Pacific on Debian 12) with a stand-in for ceph_module, the C++ side; skipped
+where Ceph is not installed. PERFWATCH_MGR_DIRS (folders separated by ':') adds the mgr_module.py of
+other releases, e.g. `<rootfs>/usr/share/ceph/mgr` of a Reef or Tentacle rootfs (lab/ builds them):
+Reef reads a command's arguments through __wrapped__, Tentacle has a command registry per module."""
 
 import errno
 import importlib
 import importlib.machinery
 import json
+import os
 import sys
 import types
 from collections.abc import Iterator
@@ -15,9 +19,10 @@ from typing import Any
 
 import pytest
 
-import perfwatch  # noqa: F401  (imported before the stand-in for ceph_module: it then imports no mgr class)
+import perfwatch  # (imported before the stand-in for ceph_module: it then imports no mgr class)
 
 MGR_DIR = Path("/usr/share/ceph/mgr")
+MGR_DIRS = [MGR_DIR] + [Path(d) for d in os.environ.get("PERFWATCH_MGR_DIRS", "").split(":") if d]
 FORMAT = "name=format,req=false,strings=plain|json|json-pretty,type=CephChoices"
 COMMANDS = {
     "perfwatch bench run": "name=kind,req=false,type=CephString name=osd,req=false,n=N,type=CephInt "
@@ -38,35 +43,64 @@ COMMANDS = {
 }
 
 
-@pytest.fixture
-def mgr_module(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
-    if not (MGR_DIR / "mgr_module.py").exists():
-        pytest.skip("Ceph's mgr_module.py is not installed")
+@pytest.fixture(params=MGR_DIRS, ids=str)
+def mgr_module(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Any]:
+    mgr_dir = request.param
+    if not (mgr_dir / "mgr_module.py").exists():
+        pytest.skip(f"no Ceph mgr_module.py in {mgr_dir}")
     ceph_module = types.ModuleType("ceph_module")
     ceph_module.__spec__ = importlib.machinery.ModuleSpec("ceph_module", None)
     for name in ("BasePyOSDMap", "BasePyOSDMapIncremental", "BasePyCRUSH", "BaseMgrModule", "BaseMgrStandbyModule"):
         setattr(ceph_module, name, type(name, (), {}))
     monkeypatch.setitem(sys.modules, "ceph_module", ceph_module)
-    monkeypatch.syspath_prepend(str(MGR_DIR))
-    ours = ("mgr_module", "perfwatch.module", "perfwatch.mgr_adapter")
+    monkeypatch.syspath_prepend(str(mgr_dir))
+    # A release's own pure-Python helpers (ceph_argparse, the `ceph` package) beside its mgr_module.py;
+    # its compiled bindings (rados) are built for its Python, so the host's stay in use.
+    site = mgr_dir.parents[2] / "lib" / "python3" / "dist-packages"
+    if mgr_dir != MGR_DIR and site.is_dir():
+        helpers = tmp_path / "helpers"
+        helpers.mkdir()
+        for name in ("ceph", "ceph_argparse.py"):
+            if (site / name).exists():
+                (helpers / name).symlink_to(site / name)
+        monkeypatch.syspath_prepend(str(helpers))
+        for name in [m for m in sys.modules if m in ("ceph", "ceph_argparse") or m.startswith("ceph.")]:
+            monkeypatch.delitem(sys.modules, name)
+    ours = ("mgr_module", "mgr_util", "perfwatch.mgr_compat", "perfwatch.module", "perfwatch.mgr_adapter")
     for name in ours:
         monkeypatch.delitem(sys.modules, name, raising=False)
+        monkeypatch.delattr(perfwatch, name.split(".", 1)[-1], raising=False)  # `from . import x` reads it
     try:
         import mgr_module
     except ImportError as exc:
         pytest.skip(f"Ceph's mgr_module.py does not import here: {exc}")
-    importlib.import_module("perfwatch.module")  # registers its commands with mgr_module.CLICommand
+    importlib.import_module("perfwatch.module")  # registers its commands in the registry of this mgr_module
 
     yield mgr_module
     for name in ours:
         sys.modules.pop(name, None)
 
 
+def registry() -> Any:
+    """The registry the mgr lists and dispatches the module's commands from: its CLICommand attribute
+    (Tentacle: its own; before: the mgr-wide mgr_module.CLICommand)."""
+    return sys.modules["perfwatch.module"].Module.CLICommand
+
+
+def test_the_module_uses_the_registry_of_its_mgr(mgr_module: Any) -> None:
+    if hasattr(mgr_module, "CLIReadCommand"):
+        assert registry() is mgr_module.CLICommand
+    else:
+        assert issubclass(registry(), mgr_module.CLICommandBase) and registry() is not mgr_module.CLICommandBase
+    assert set(COMMANDS) <= set(registry().COMMANDS)
+
+
 def test_every_command_declares_the_arguments_it_always_had(mgr_module: Any) -> None:
-    registered = {prefix: cmd for prefix, cmd in mgr_module.CLICommand.COMMANDS.items() if prefix in COMMANDS}
+    registered = {prefix: cmd for prefix, cmd in registry().COMMANDS.items() if prefix in COMMANDS}
     assert sorted(registered) == sorted(COMMANDS)
     for prefix, args in COMMANDS.items():
-        assert registered[prefix].args == args, prefix
+        # Reef and later also say which arguments are not positional (--format and those after it)
+        assert registered[prefix].args.replace(",positional=false", "") == args, prefix
         assert "runner" not in registered[prefix].arg_spec
         assert registered[prefix].desc, f"{prefix} has no help text"
 
@@ -84,12 +118,12 @@ class Runner:
 
 def test_bench_commands_wait_for_the_runner_then_get_it(mgr_module: Any) -> None:
     mod = types.SimpleNamespace(runner=None)
-    schedule = mgr_module.CLICommand.COMMANDS["perfwatch bench schedule"]
+    schedule = registry().COMMANDS["perfwatch bench schedule"]
     retval, _out, err = schedule.call(mod, {"prefix": "perfwatch bench schedule"})
     assert retval == -errno.EAGAIN and "starting" in err
     mod.runner = Runner()
     retval, out, _err = schedule.call(mod, {"prefix": "perfwatch bench schedule", "format": "json"})
     assert retval == 0 and json.loads(out) == [{"kind": "osd"}]
-    history = mgr_module.CLICommand.COMMANDS["perfwatch bench history"]
+    history = registry().COMMANDS["perfwatch bench history"]
     retval, out, _err = history.call(mod, {"prefix": "perfwatch bench history", "osd": 3, "format": "json"})
     assert retval == 0 and json.loads(out) == [{"kind": None, "osd": 3, "limit": 10}]

@@ -71,6 +71,18 @@ def sign(
     return out
 
 
+def request_headers(method: str, body: bytes, content_type: str) -> Dict[str, str]:
+    """Every header a request sends besides those sign() adds, so that all are signed: RGW refuses a
+    request carrying a header it expects signed but not in SignedHeaders (Tentacle: "'content-type'
+    supplied but not in CanonicalHeaders"). http.client would otherwise add Accept-Encoding to every
+    request and Content-Length to a PUT, unsigned; a body is only sent with PUT."""
+    headers = {"Accept-Encoding": "identity"}
+    if method == "PUT":
+        headers["Content-Type"] = content_type
+        headers["Content-Length"] = str(len(body))
+    return headers
+
+
 def resolve(host: str, port: int) -> List[str]:
     """Every address host resolves to (the system resolver, as urllib would use)."""
     infos = socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM)
@@ -160,11 +172,8 @@ class S3Client:
         """(HTTP status, seconds, body). Raises BenchError with the status and S3 error code, never a secret."""
         url = self.endpoint + path + ("?" + query if query else "")
         payload = hashlib.sha256(body).hexdigest() if body else EMPTY_SHA256
-        # Content-Type is sent, and signed, on every PUT: RGW (Tentacle) refuses a PUT whose unsigned
-        # Content-Type differs from what it expects.
-        headers = {"Content-Type": content_type} if method == "PUT" else {}
-        headers = sign(method, url, headers, payload, self._access_key, self._secret_key, self.region,
-                       datetime.datetime.now(datetime.timezone.utc))  # fmt: skip
+        headers = sign(method, url, request_headers(method, body, content_type), payload, self._access_key,
+                       self._secret_key, self.region, datetime.datetime.now(datetime.timezone.utc))  # fmt: skip
         target = self._prefix + path + ("?" + query if query else "")
         t0 = time.monotonic()
         conn = self._connection()
@@ -188,6 +197,8 @@ class S3Client:
             sockets.append(conn.sock)
             if expired.is_set():  # the deadline passed while connecting
                 raise OSError("timed out")
+            # Every header is given here, so http.client adds none of its own (Host, Accept-Encoding,
+            # Content-Length): what is sent is exactly what was signed.
             conn.request(method, target, body=body if method == "PUT" else None, headers=headers)
             resp = conn.getresponse()
             data = read_capped(resp, MAX_ANSWER)
