@@ -101,14 +101,26 @@ def call(path: str, command: Dict[str, Any], timeout: float, pid: Optional[int] 
         raise AsokError("reply is not JSON: {!r}".format(text[:80])) from None
 
 
-def candidates(ident: Identity, asok_dirs: List[str]) -> List[Tuple[str, str]]:
+def candidates(ident: Identity, asok_dirs: List[str], fsid: str = "") -> List[Tuple[str, str]]:
     """Where the daemon's socket may be, in order, as (view, path): view "daemon" is the daemon's own
     root (/proc/PID/root), "host" is the exporter's. --admin-socket from the daemon's argv first, then
-    Ceph's default /var/run/ceph/$cluster-$name.asok, then each --asok-dir of the exporter."""
+    Ceph's default /var/run/ceph/$cluster-$name.asok, then each --asok-dir of the exporter. With the
+    daemon's fsid known, cephadm's host layout too: /var/run/ceph/<fsid>/$cluster-$name.asok (bind-mounted
+    as the container's /var/run/ceph; the way in when the daemon's root cannot be read), and <fsid>/
+    under each --asok-dir (an --asok-dir of /var/run/ceph on a cephadm host)."""
     name = "{}-{}.asok".format(ident.cluster, ident.entity)
     found: List[Tuple[str, str]] = []
     if ident.admin_socket:
         found.append(("daemon", ident.admin_socket))
     found.append(("daemon", "/var/run/ceph/" + name))
-    found.extend(("host", os.path.join(d, name)) for d in asok_dirs)
-    return found
+    if fsid:
+        found.append(("host", "/var/run/ceph/{}/{}".format(fsid, name)))
+    for directory in asok_dirs:
+        found.append(("host", os.path.join(directory, name)))
+        if fsid:
+            found.append(("host", os.path.join(directory, fsid, name)))
+    unique: List[Tuple[str, str]] = []
+    for candidate in found:
+        if candidate not in unique:
+            unique.append(candidate)
+    return unique

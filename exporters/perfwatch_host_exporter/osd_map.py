@@ -1,7 +1,7 @@
 """Each OSD's BlueStore devices, mapped to kernel block devices; cached per process for a minute."""
 
 import posixpath
-from typing import Callable, Dict, List, Set, Tuple
+from typing import Callable, Dict, List, Optional, Set, Tuple
 
 from .asok import AsokError, config_get
 from .devices import DeviceError, DeviceResolver, DeviceRow
@@ -55,17 +55,29 @@ class OsdDeviceMap:
         return "/var/lib/ceph/osd/{}-{}".format(daemon.ident.cluster, osd_id)
 
     def _resolve(self, daemon: Daemon) -> List[DeviceRow]:
+        """The data dir in the daemon's own root; else, with its fsid known, cephadm's host directory
+        /var/lib/ceph/<fsid>/osd.N (bind-mounted as the container's data dir: the way in when the
+        daemon's root cannot be read). Its block links are followed in the view it was found in."""
         label = daemon.ident.label
-        daemon_root = self.root.view("/proc/{}/root".format(daemon.pid))
         data_dir = self.data_dir(daemon)
-        try:
-            resolved_dir = daemon_root.resolve(data_dir)
-        except OSError as exc:
-            self.on_error("device", "{}: {}: {}".format(label, data_dir, exc))
+        places = [(self.root.view("/proc/{}/root".format(daemon.pid)), data_dir)]
+        if daemon.fsid:
+            places.append((self.root, "/var/lib/ceph/{}/{}".format(daemon.fsid, daemon.ident.entity)))
+        problems: List[str] = []
+        found: Optional[Tuple[Root, str]] = None
+        for view, directory in places:
+            try:
+                resolved = view.resolve(directory)
+                if view.exists(resolved):
+                    found = (view, resolved)
+                    break
+                problems.append("data dir {} not found".format(directory))
+            except OSError as exc:
+                problems.append("{}: {}".format(directory, exc))
+        if found is None:
+            self.on_error("device", "{}: {}".format(label, "; ".join(problems)))
             return []
-        if not daemon_root.exists(resolved_dir):
-            self.on_error("device", "{}: data dir {} not found".format(label, data_dir))
-            return []
+        daemon_root, resolved_dir = found
         rows: List[DeviceRow] = []
         for role, entry in ROLES:
             path = posixpath.join(resolved_dir, entry)

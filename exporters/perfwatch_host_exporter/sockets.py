@@ -16,16 +16,20 @@ class DaemonSockets:
 
     def paths(self, daemon: Daemon) -> List[str]:
         """The candidate sockets that exist, in order, as paths in the exporter's filesystem. The daemon's
-        paths are resolved inside its own root (/proc/PID/root), symlinks like /var/run -> /run included."""
+        paths are resolved inside its own root (/proc/PID/root), symlinks like /var/run -> /run included.
+        A root that cannot be read (no ptrace access to the daemon) just leaves out those candidates."""
         daemon_root = self.root.view("/proc/{}/root".format(daemon.pid))
         tried: List[str] = []
         found: List[str] = []
-        for view, path in candidates(daemon.ident, self.asok_dirs):
+        for view, path in candidates(daemon.ident, self.asok_dirs, daemon.fsid):
             where = daemon_root if view == "daemon" else self.root
-            resolved = where.resolve(path)
+            tried.append(path)
+            try:
+                resolved = where.resolve(path)
+            except OSError:
+                continue
             if where.exists(resolved):
                 found.append(where.real(resolved))
-            tried.append(path)
         if not found:
             raise AsokError("no admin socket found (tried {})".format(", ".join(tried)))
         return found
