@@ -9,7 +9,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from . import cephconf, keyring, loopdev, monitoring, prereq
+from . import cephcli, cephconf, keyring, loopdev, monitoring, prereq
 from .config import REPO_ROOT, LabConfig, LabError
 from .daemons import Catalogue
 from .state import LabState
@@ -42,7 +42,18 @@ def make_directories(config: LabConfig) -> None:
         (config.directory / sub).mkdir(parents=True, exist_ok=True)
 
 
-def write_config_and_keys(config: LabConfig, topo: Topology, fsid: str) -> None:
+def key_format(config: LabConfig) -> keyring.KeyFormat:
+    """The cephx key type and secret length new keys of this release have: one key from its own
+    ceph-authtool, decoded (Tentacle makes 32-byte `aes256k` keys and allows nothing else by default)."""
+    proc = subprocess.run(
+        [cephcli.tool(config.conf_path, "ceph-authtool"), "--gen-print-key"], capture_output=True, text=True, timeout=60
+    )
+    if proc.returncode != 0:
+        raise LabError(f"`ceph-authtool --gen-print-key` failed: {(proc.stderr or proc.stdout).strip()[-300:]}")
+    return keyring.key_format(proc.stdout.strip())
+
+
+def write_config_and_keys(config: LabConfig, topo: Topology, fsid: str, key_fmt: keyring.KeyFormat) -> None:
     d = config.directory
     config.conf_path.write_text(cephconf.render(config, topo, fsid))
     names = [
@@ -52,7 +63,7 @@ def write_config_and_keys(config: LabConfig, topo: Topology, fsid: str) -> None:
         *(f"osd.{o.id}" for o in topo.osds),
         cephconf.rgw_name(config),
     ]
-    entities = {n: keyring.Entity(n, keyring.make_key(), keyring.caps_for(n)) for n in names}
+    entities = {n: keyring.Entity(n, keyring.make_key(key_fmt), keyring.caps_for(n)) for n in names}
     # The mon imports every entity of its initial keyring at mkfs: one step registers all daemons.
     (d / "mon-initial.keyring").write_text(keyring.render(list(entities.values())))
     (d / "keyring").write_text(keyring.render([entities["client.admin"]]))
@@ -71,21 +82,45 @@ def write_config_and_keys(config: LabConfig, topo: Topology, fsid: str) -> None:
         path.chmod(0o600)
 
 
-def link_modules(config: LabConfig) -> None:
-    """A module folder that links every module Ceph ships, plus ours from the checkout."""
+def link_modules(config: LabConfig, root: Path) -> list[str]:
+    """A module folder that links every module Ceph ships (in the rootfs `root`; "/" for this machine's
+    packages), plus ours from the checkout. The links name the paths the mgr sees: inside the rootfs,
+    where the checkout's module folder is bound at its own path. Returns notes on what was adapted."""
     target = config.directory / "mgr-modules"
     target.mkdir(exist_ok=True)
-    for entry in prereq.MGR_MODULES_DIR.iterdir():
-        if entry.name != MODULE_NAME:
-            (target / entry.name).symlink_to(entry)
+    notes = []
+    shipped = root / prereq.MGR_MODULES_DIR.relative_to("/")
+    for entry in sorted(shipped.iterdir()):
+        if entry.name == MODULE_NAME:
+            continue
+        if entry.name == "mgr_util.py" and BCRYPT_IMPORT in entry.read_text(errors="replace").splitlines():
+            (target / entry.name).write_text(lazy_bcrypt(entry.read_text()))
+            notes.append(f"{entry.name}: made its bcrypt import optional (PyO3 bcrypt refuses mgr sub-interpreters)")
+            continue
+        (target / entry.name).symlink_to(prereq.MGR_MODULES_DIR / entry.name)
     (target / MODULE_NAME).symlink_to(MODULE_SOURCE)
+    return notes
+
+
+# Reef 18.2 as Debian trixie ships it: mgr_util.py imports bcrypt at the top, and trixie's bcrypt is built
+# with PyO3, which refuses to load in a sub-interpreter, so every mgr module fails to load. The lab's
+# module folder carries a copy of that file with the import made optional (only the dashboard's password
+# hashing needs it). A lab-only workaround of a distribution problem: the module itself needs no bcrypt.
+BCRYPT_IMPORT = "import bcrypt"
+
+
+def lazy_bcrypt(text: str) -> str:
+    lines = text.splitlines(keepends=True)
+    at = [line.rstrip("\r\n") for line in lines].index(BCRYPT_IMPORT)
+    shim = "try:\n    import bcrypt\nexcept ImportError:  # PyO3 builds refuse sub-interpreters\n    bcrypt = None\n"
+    return "".join(lines[:at]) + shim + "".join(lines[at + 1 :])
 
 
 def mkfs_mon(config: LabConfig, topo: Topology, fsid: str) -> None:
     d = config.directory
     run(
         [
-            "monmaptool",
+            cephcli.tool(config.conf_path, "monmaptool"),
             "--create",
             "--clobber",
             "--enable-all-features",
@@ -99,7 +134,7 @@ def mkfs_mon(config: LabConfig, topo: Topology, fsid: str) -> None:
     )
     run(
         [
-            "ceph-mon",
+            cephcli.tool(config.conf_path, "ceph-mon"),
             "-c",
             str(config.conf_path),
             "--mkfs",
@@ -131,7 +166,7 @@ def mkfs_osds(config: LabConfig, topo: Topology, state: LabState, save: Callable
     def mkfs(osd_id: int) -> None:
         run(
             [
-                "ceph-osd",
+                cephcli.tool(config.conf_path, "ceph-osd"),
                 "-c",
                 str(config.conf_path),
                 "-i",

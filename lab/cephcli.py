@@ -1,5 +1,6 @@
 """The `ceph` command line (and the other Ceph tools: `rbd`, `rados`) against the lab, with a timeout on
-every call."""
+every call. A lab that runs its Ceph from a rootfs has wrappers of these tools in `<lab>/bin` (mountns.py):
+`tool` picks the lab's own when it has them, so the CLI is always the release the cluster runs."""
 
 from __future__ import annotations
 
@@ -22,16 +23,23 @@ class Ceph(Protocol):
     def __call__(self, *args: str, timeout: float = ..., as_json: bool = ...) -> Any: ...
 
 
+def tool(conf: Path, name: str) -> str:
+    """The lab's own wrapper of Ceph tool `name` (beside ceph.conf, in bin/) when it has one, else the
+    machine's."""
+    wrapper = conf.parent / "bin" / name
+    return str(wrapper) if wrapper.exists() else name
+
+
 def run(conf: Path, *args: str, timeout: float = 30.0, as_json: bool = True, inbuf: str | None = None) -> Any:
-    argv = ["ceph", "-c", str(conf), "--connect-timeout", str(max(1, int(timeout))), *args]
+    argv = [tool(conf, "ceph"), "-c", str(conf), "--connect-timeout", str(max(1, int(timeout))), *args]
     if as_json:
         argv += ["--format", "json"]
     return _call(argv, timeout, as_json, inbuf)
 
 
-def run_tool(tool: str, conf: Path, *args: str, timeout: float = 60.0, as_json: bool = True) -> Any:
+def run_tool(name: str, conf: Path, *args: str, timeout: float = 60.0, as_json: bool = True) -> Any:
     """Another Ceph command line tool (`rbd`, `rados`) against the lab; JSON when it was asked for."""
-    return _call([tool, "-c", str(conf), *args], timeout, as_json, None)
+    return _call([tool(conf, name), "-c", str(conf), *args], timeout, as_json, None)
 
 
 def _call(argv: list[str], timeout: float, as_json: bool, inbuf: str | None) -> Any:

@@ -79,6 +79,9 @@ def render(config: LabConfig, topo: Topology, fsid: str) -> str:
                 ("mon data avail crit", 1),
                 # A killed active mgr is replaced after this many seconds (Ceph's default is 30).
                 ("mon mgr beacon grace", 10),
+                # Ceph's default also enables `restful` (and `nfs`), which the lab does not use; on Reef
+                # as Debian trixie ships it, restful's PyO3 dependency fails in the mgr (HEALTH_WARN).
+                ("mgr initial modules", "iostat"),
                 ("osd memory target", 1536 * 1024 * 1024),
             ],
         ),

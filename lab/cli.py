@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import signal
 import sys
 from pathlib import Path
 
-from . import bootstrap, knobs, load
+from . import bootstrap, knobs, load, mountns, releases, rootfs
 from .cluster import Lab, LabAlreadyRunning
 from .config import LabConfig, LabError, load_config, resolve_directory
 
@@ -24,6 +25,16 @@ def _parser() -> argparse.ArgumentParser:
         type=int,
         default=defaults.hosts,
         help="simulated hosts; more than 1 puts each in its own network namespace",
+    )
+    up.add_argument(
+        "--release",
+        default=releases.DEFAULT,
+        help="Ceph release: "
+        + ", ".join(
+            f"{r.name} ({r.series}, {'Debian ' + r.suite + ' rootfs' if r.suite else 'this machine'})"
+            for r in releases.RELEASES
+        )
+        + "; a name, a series or a version",
     )
     up.add_argument("--osds", type=int, default=defaults.osds, help="OSD count, spread over the hosts")
     up.add_argument("--osd-size", type=float, default=defaults.osd_size_gib, help="GiB per OSD device (sparse)")
@@ -82,7 +93,12 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("down", help="stop every process the lab started and remove all it created")
     st = sub.add_parser("status", help="daemons, PIDs, health")
     st.add_argument("--format", choices=("plain", "json"), default="plain")
-    sub.add_parser("env", help="print the export line that points the ceph CLI at the lab")
+    sub.add_parser("env", help="print the export line that points the ceph CLI (of the lab's release) at the lab")
+    rfs = sub.add_parser("rootfs", help="build (or show) the cached rootfs of a release that runs from one")
+    rfs.add_argument("--release", required=True, help="reef, tentacle, ... (see `up --help`)")
+    rfs.add_argument(
+        "--rebuild", action="store_true", help="build afresh even when one is cached (stop its labs first)"
+    )
     for verb, what in (
         ("start", "start a stopped daemon of the lab again"),
         ("stop", "stop one daemon of the lab (SIGTERM; --kill for SIGKILL)"),
@@ -123,6 +139,11 @@ def _parser() -> argparse.ArgumentParser:
 
 def _print_status(status: dict) -> None:
     print(f"lab      {status['directory']}")
+    where = f"rootfs {status['rootfs']}" if status["rootfs"] else "this machine's packages"
+    print(f"release  {status['release']}: Ceph {status['ceph_version']} ({where})")
+    if status["mount_namespace"]:
+        ns = status["mount_namespace"]
+        print(f"mountns  pid {ns['pid']:<8} {'running' if ns['running'] else 'NOT RUNNING'}")
     print(f"health   {status['health'] or 'mon not running'}")
     print(f"rgw      {status['rgw']}")
     for mgr, url in status["module_endpoints"].items():
@@ -174,6 +195,8 @@ def main(argv: list[str] | None = None) -> int:
                 alertmanager_port=args.alertmanager_port,
                 ceph_metrics_port=args.ceph_metrics_port,
                 subnet_index=args.subnet_index,
+                release=releases.resolve(args.release).name,
+                release_version=releases.exact_version(args.release),
             )
             lab = Lab(config)
             try:
@@ -182,7 +205,8 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"lab: {exc}")
                 return 0
             print(
-                f"lab: HEALTH_OK in {seconds:.1f} s ({config.osds} OSDs on {config.hosts} host(s)); "
+                f"lab: Ceph {lab.state.ceph_version} ({config.release}): "
+                f"HEALTH_OK in {seconds:.1f} s ({config.osds} OSDs on {config.hosts} host(s)); "
                 f"to use the ceph CLI: {env_line(directory)}"
             )
             print("lab: " + ", ".join(f"{name} {url}" for name, url in lab.monitoring_urls().items()))
@@ -196,6 +220,17 @@ def main(argv: list[str] | None = None) -> int:
                 print("lab: down left these behind:\n  " + "\n  ".join(problems), file=sys.stderr)
                 return 1
             print(f"lab: stopped and removed {directory}")
+            return 0
+        if args.command == "rootfs":
+            release = releases.resolve(args.release)
+            if not release.from_rootfs:
+                version = rootfs.installed_ceph_version(Path("/")) or "not installed"
+                print(f"lab: {release.name} runs from this machine's packages (Ceph {version}); no rootfs")
+                return 0
+            root, version = rootfs.ensure(release, lambda msg: print(f"lab: {msg}"), rebuild=args.rebuild)
+            if releases.exact_version(args.release):
+                release.check_exact(releases.exact_version(args.release), version, str(root))
+            print(f"lab: {release.name}: Ceph {version} in {root}")
             return 0
         lab = Lab.open(directory)
         if args.command == "status":
@@ -264,4 +299,10 @@ def _saturate(lab: Lab, args: argparse.Namespace) -> int:
 
 
 def env_line(directory: Path) -> str:
-    return f"export CEPH_CONF={directory / 'ceph.conf'}"
+    """The shell line that points the Ceph tools at the lab: with a release run from a rootfs, the lab's
+    wrappers of that release's tools come first in PATH."""
+    line = f"export CEPH_CONF={shlex.quote(str(directory / 'ceph.conf'))}"
+    wrappers = mountns.bin_dir(directory)
+    if wrappers.is_dir():
+        line += f' PATH={shlex.quote(str(wrappers))}:"$PATH"'
+    return line

@@ -19,7 +19,23 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from . import bootstrap, cephcli, cephconf, cgroups, knobs, loopdev, mgrmodules, monitoring, net, prereq, probes, procs
+from . import (
+    bootstrap,
+    cephcli,
+    cephconf,
+    cgroups,
+    knobs,
+    loopdev,
+    mgrmodules,
+    monitoring,
+    mountns,
+    net,
+    prereq,
+    probes,
+    procs,
+    releases,
+    rootfs,
+)
 from .config import CONFIG_FILE, LabConfig, LabError, load_config
 from .daemons import Catalogue
 from .probes import wait_for
@@ -55,7 +71,8 @@ class Lab:
     def catalogue(self) -> Catalogue:
         """The lab's daemons, as the catalogue derives them (with the fsid once `up` has made one)."""
         example = monitoring.ALERTMANAGER_EXAMPLE
-        return Catalogue(self.config, self.topo, self.state.fsid, example if example.exists() else None)
+        ceph_bin = mountns.bin_dir(self.dir) if self.state.mount_ns is not None else None
+        return Catalogue(self.config, self.topo, self.state.fsid, example if example.exists() else None, ceph_bin)
 
     def ceph(self, *args: str, timeout: float = 30.0, as_json: bool = True) -> Any:
         return cephcli.run(self.config.conf_path, *args, timeout=timeout, as_json=as_json)
@@ -110,9 +127,24 @@ class Lab:
             raise LabError(f"{self.dir} holds a stopped lab: run `python3 -m lab down` first to remove it")
         prereq.check_all(self.config)
         net.check_free(self.topo)
+        release = releases.resolve(self.config.release)
+        cache = rootfs.cache_dir()
+        if self.dir == cache or cache in self.dir.parents:
+            raise LabError(f"{self.dir} is inside the rootfs cache {cache}: put the lab directory elsewhere")
+        if release.from_rootfs:  # built on first use (once per suite and version), before the clock starts
+            root, version = rootfs.ensure(release, lambda msg: _say(f"lab: {msg}"))
+            if self.config.release_version:
+                release.check_exact(self.config.release_version, version, str(root))
+        else:
+            root, version = Path("/"), rootfs.installed_ceph_version(Path("/")) or "unknown"
+            release.check_version(version, "this machine")
+            if self.config.release_version:
+                release.check_exact(self.config.release_version, version, "this machine")
         started = time.monotonic()
         self.config.save()
-        self.state = LabState(fsid=str(uuid.uuid4()))
+        self.state = LabState(fsid=str(uuid.uuid4()), ceph_version=version)
+        if release.from_rootfs:
+            self.state.rootfs = str(root)
         self.save_state()
         try:
             self._create()
@@ -142,11 +174,16 @@ class Lab:
         step = lambda msg: _say(f"lab: [{time.monotonic() - t0:5.1f}s] {msg}")  # noqa: E731
         config, topo, fsid = self.config, self.topo, self.state.fsid
         bootstrap.make_directories(config)
+        root = Path(self.state.rootfs or "/")
+        if self.state.rootfs:
+            holder = self._enter_rootfs(root)
+            step(f"Ceph {self.state.ceph_version} from {root}, in mount namespace pid {holder.pid}")
         net.create(topo, self.state, self.save_state)
         if topo.namespaced:
             step(f"network: bridge {topo.bridge} {topo.core_address}, {len(topo.hosts)} namespaces")
-        bootstrap.write_config_and_keys(config, topo, fsid)
-        bootstrap.link_modules(config)
+        bootstrap.write_config_and_keys(config, topo, fsid, bootstrap.key_format(config))
+        for note in bootstrap.link_modules(config, root):
+            step(f"mgr modules: {note}")
         step("mon: mkfs")
         bootstrap.mkfs_mon(config, topo, fsid)
         self._start(f"mon.{cephconf.MON_ID}")
@@ -173,6 +210,8 @@ class Lab:
         rgw = catalogue.rgw_url()
         wait_for(functools.partial(probes.rgw_answers, rgw), 90, f"RGW on {rgw}")
         wait_for(self.pgs_clean, 120, "every PG active+clean")
+        for note in mgrmodules.tag_mgr_pools(self.ceph):
+            step(note)
         wait_for(functools.partial(probes.health_ok, self.ceph), 120, "HEALTH_OK")
         for name, url in catalogue.exporter_urls().items():
             wait_for(functools.partial(probes.http_answers, url), 30, f"{name} on {url}", 0.5)
@@ -182,7 +221,22 @@ class Lab:
             wait_for(ready, 60, f"{name} ready on {url}-/ready (log: {log})", 0.5)
         step("HEALTH_OK; exporters answering, Alertmanager and Prometheus ready")
 
+    def _enter_rootfs(self, root: Path) -> procs.ProcRef:
+        """The mount namespace the release's Ceph runs in, and the lab's wrappers of its tools."""
+        log = self.catalogue.output_path(mountns.HOLDER_NAME)
+        holder = mountns.start_holder(root, [self.dir], [bootstrap.MODULE_SOURCE], log)
+        self.state.mount_ns = holder
+        self.save_state()
+        mountns.write_wrappers(self.dir, holder, root, rootfs.TOOLS, self.state.ceph_version)
+        return holder
+
     def _start(self, name: str) -> None:
+        holder = self.state.mount_ns
+        if holder is not None and not procs.is_alive(holder) and name.split(".")[0] in ("mon", "mgr", "osd", "client"):
+            raise LabError(
+                f"the lab's mount namespace (pid {holder.pid}) is gone, so {name} cannot start in it: "
+                "`python3 -m lab down`, then `up`"
+            )
         catalogue = self.catalogue
         for note in bootstrap.write_monitoring_config(name, catalogue):
             _say(f"lab: {note}")
@@ -223,13 +277,21 @@ class Lab:
         """Stop what we started, by PID; undo the knobs; remove namespaces, links, loop devices and the lab
         directory. Returns the problems met; with any, the directory and its state stay for another try."""
         problems: list[str] = []
-        order = sorted(self.state.daemons, key=_stop_rank)
-        for name in order:
-            procs.signal_proc(self.state.daemons[name], 15)
-        for name in order:
-            procs.stop(self.state.daemons[name], grace=15)
-            if procs.is_alive(self.state.daemons[name]):
-                problems.append(f"{name} (pid {self.state.daemons[name].pid}) would not stop")
+        # Rank by rank (clients and exporters, OSDs, mgrs, the mon), each rank at once: a Tentacle RGW
+        # stopped together with the OSDs can hang two minutes in its shutdown.
+        for rank in sorted({_stop_rank(name) for name in self.state.daemons}):
+            same_rank = [name for name in self.state.daemons if _stop_rank(name) == rank]
+            for name in same_rank:
+                procs.signal_proc(self.state.daemons[name], 15)
+            for name in same_rank:
+                procs.stop(self.state.daemons[name], grace=15)
+                if procs.is_alive(self.state.daemons[name]):
+                    problems.append(f"{name} (pid {self.state.daemons[name].pid}) would not stop")
+        holder = self.state.mount_ns
+        if holder is not None:  # after every daemon in it: its mounts go with it
+            procs.stop(holder, grace=5)
+            if procs.is_alive(holder):
+                problems.append(f"the mount namespace holder (pid {holder.pid}) would not stop")
         problems += knobs.clear(self.state, self.save_state)[1]
         recorded = {knob.get("group") for knob in self.state.knobs.values()}  # already reported above
         for group in cgroups.existing(f"{self.config.name}-osd."):  # a knob whose record was lost
@@ -251,6 +313,12 @@ class Lab:
         catalogue = self.catalogue
         out: dict[str, Any] = {
             "directory": str(self.dir),
+            "release": self.config.release,
+            "ceph_version": self.state.ceph_version,
+            "rootfs": self.state.rootfs or None,
+            "mount_namespace": None
+            if self.state.mount_ns is None
+            else {"pid": self.state.mount_ns.pid, "running": procs.is_alive(self.state.mount_ns)},
             "conf": str(self.config.conf_path),
             "hosts": [
                 {

@@ -39,6 +39,8 @@ class LabConfig:
     ceph_metrics_port: int = 9283  # Ceph's own prometheus mgr module: one port per mgr, like --module-port
     subnet_index: int = 0  # hosts > 1: 198.18.<subnet_index>.0/24
     mgrs: tuple[str, ...] = ("x", "y")
+    release: str = "pacific"  # which Ceph the lab runs: a name of releases.RELEASES (checked by `up`)
+    release_version: str = ""  # an exact version asked for (`--release 18.2.7`); "": whatever the source has
 
     def validate(self) -> None:
         if not _NAME_RE.match(self.name):

@@ -44,6 +44,8 @@ class Catalogue:
     fsid: str = ""  # "" before `up` made one: host exporters are then not restricted to this cluster
     # Alertmanager's configuration: the checkout's example when it exists; None: the lab's fallback file
     alertmanager_config: Path | None = None
+    # The lab's wrappers of the Ceph tools of a release run from a rootfs (mountns.py); None: the machine's
+    ceph_bin: Path | None = None
 
     # ----- names -------------------------------------------------------------------------------------
 
@@ -167,12 +169,17 @@ class Catalogue:
         if kind == "exporter":
             return self._host_exporter(name, ident, mountinfo)
         if kind == "mon":
-            return DaemonSpec(name, ("ceph-mon", "-f", "-c", conf, "-i", ident))
+            return DaemonSpec(name, (self._ceph("ceph-mon"), "-f", "-c", conf, "-i", ident))
         if kind == "mgr":
-            return DaemonSpec(name, ("ceph-mgr", "-f", "-c", conf, "-i", ident))
+            return DaemonSpec(name, (self._ceph("ceph-mgr"), "-f", "-c", conf, "-i", ident))
         if kind == "osd":
-            return DaemonSpec(name, ("ceph-osd", "-f", "-c", conf, "-i", ident), self.topo.host_of(int(ident)).netns)
-        return DaemonSpec(name, ("radosgw", "-f", "-c", conf, "-n", name))  # the lab's one RGW
+            argv = (self._ceph("ceph-osd"), "-f", "-c", conf, "-i", ident)
+            return DaemonSpec(name, argv, self.topo.host_of(int(ident)).netns)
+        return DaemonSpec(name, (self._ceph("radosgw"), "-f", "-c", conf, "-n", name))  # the lab's one RGW
+
+    def _ceph(self, tool: str) -> str:
+        """A Ceph binary: the lab's wrapper of the release's own when it runs from a rootfs."""
+        return tool if self.ceph_bin is None else str(self.ceph_bin / tool)
 
     def _exporter_host(self, where: str) -> Host | None:
         """The simulated host an exporter watches; None for the core's."""

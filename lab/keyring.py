@@ -1,7 +1,9 @@
 """cephx keys and keyring files, made without ceph-authtool (one process fewer per entity at start-up).
 
-A cephx secret as Ceph encodes it: u16 type (1 = AES), u32 seconds, u32 nanoseconds, u16 length,
-then the 16 secret bytes; base64 of that is the `key = ...` line of a keyring.
+A cephx secret as Ceph encodes it: u16 type, u32 seconds, u32 nanoseconds, u16 length, then the secret
+bytes; base64 of that is the `key = ...` line of a keyring. Type 1 (`aes`) has 16 bytes; Tentacle's
+default type 2 (`aes256k`) has 32. The lab asks the release's own ceph-authtool for one key and makes
+the others of the same type and length (bootstrap.key_format).
 """
 
 from __future__ import annotations
@@ -14,23 +16,46 @@ import time
 
 CEPH_CRYPTO_AES = 1
 SECRET_LEN = 16
+HEADER_LEN = 12
 
 
-def make_key(secret: bytes | None = None, created: float | None = None) -> str:
-    secret = os.urandom(SECRET_LEN) if secret is None else secret
-    if len(secret) != SECRET_LEN:
-        raise ValueError(f"a cephx AES secret is {SECRET_LEN} bytes, got {len(secret)}")
+@dataclasses.dataclass(frozen=True)
+class KeyFormat:
+    kind: int  # 1: aes, 2: aes256k
+    length: int  # secret bytes
+
+
+AES = KeyFormat(CEPH_CRYPTO_AES, SECRET_LEN)
+KNOWN_TYPES = (1, 2)  # aes, aes256k: what the lab knows how to mint (random secret bytes of the length)
+
+
+def make_key(fmt: KeyFormat = AES, secret: bytes | None = None, created: float | None = None) -> str:
+    secret = os.urandom(fmt.length) if secret is None else secret
+    if len(secret) != fmt.length:
+        raise ValueError(f"a cephx type-{fmt.kind} secret is {fmt.length} bytes, got {len(secret)}")
     now = time.time() if created is None else created
-    header = struct.pack("<HIIH", CEPH_CRYPTO_AES, int(now), int((now % 1) * 1e9), len(secret))
+    header = struct.pack("<HIIH", fmt.kind, int(now), int((now % 1) * 1e9), len(secret))
     return base64.b64encode(header + secret).decode("ascii")
 
 
+def _unpack(key: str) -> tuple[KeyFormat, bytes]:
+    try:
+        raw = base64.b64decode(key, validate=True)
+        kind, _sec, _nsec, length = struct.unpack("<HIIH", raw[:HEADER_LEN])
+    except (ValueError, struct.error) as exc:
+        raise ValueError(f"not a cephx key: {key!r}") from exc
+    if kind not in KNOWN_TYPES or length < 16 or length != len(raw) - HEADER_LEN:
+        raise ValueError(f"not a cephx key (type {kind}, {length} of {len(raw) - HEADER_LEN} secret bytes)")
+    return KeyFormat(kind, length), raw[HEADER_LEN:]
+
+
+def key_format(key: str) -> KeyFormat:
+    """The type and secret length of a key (e.g. one ceph-authtool printed)."""
+    return _unpack(key)[0]
+
+
 def decode_key(key: str) -> bytes:
-    raw = base64.b64decode(key)
-    kind, _sec, _nsec, length = struct.unpack("<HIIH", raw[:12])
-    if kind != CEPH_CRYPTO_AES or length != len(raw) - 12:
-        raise ValueError("not a cephx AES key")
-    return raw[12:]
+    return _unpack(key)[1]
 
 
 @dataclasses.dataclass(frozen=True)

@@ -36,7 +36,7 @@ class Pattern:
 
     def bench_argv(self, conf: Path, total_bytes: int) -> list[str]:
         return [
-            "rbd", "-c", str(conf), "bench", f"{POOL}/{self.image}",
+            cephcli.tool(conf, "rbd"), "-c", str(conf), "bench", f"{POOL}/{self.image}",
             "--io-type", self.io_type, "--io-size", str(self.io_size), "--io-pattern", self.io_pattern,
             "--io-threads", str(self.threads), "--io-total", str(total_bytes),
         ]  # fmt: skip

@@ -10,13 +10,23 @@ from __future__ import annotations
 import functools
 
 from . import bootstrap, probes
-from .cephcli import Ceph
+from .cephcli import Ceph, CephCommandError
 from .daemons import Catalogue
 from .probes import wait_for
 
 CEPH_PROMETHEUS = "prometheus"  # Ceph's module, which serves the ceph_* metrics
 # Seconds between perfwatch's collections in the lab: the lab profile's rules (30 s windows) see three.
 COLLECT_INTERVAL = 10
+EXCLUDE_PERF_COUNTERS = "exclude_perf_counters"  # the prometheus module's option from Reef on
+
+
+def has_option(ceph: Ceph, name: str) -> bool:
+    """Whether the cluster knows the config option `name` (feature detection: no version checks)."""
+    try:
+        ceph("config", "help", name)
+    except CephCommandError:
+        return False
+    return True
 
 
 def _per_mgr_ports(ceph: Ceph, module: str, ports: dict[str, int]) -> None:
@@ -36,5 +46,31 @@ def enable(ceph: Ceph, catalogue: Catalogue) -> None:
     ceph("config", "set", "mgr", f"mgr/{module}/collect_interval", str(COLLECT_INTERVAL), as_json=False)
     ceph("mgr", "module", "enable", module, as_json=False)
     _per_mgr_ports(ceph, CEPH_PROMETHEUS, catalogue.ceph_metrics_ports())
+    if has_option(ceph, f"mgr/{CEPH_PROMETHEUS}/{EXCLUDE_PERF_COUNTERS}"):
+        # Reef on: the module leaves per-daemon perf counters to ceph-exporter, which Debian does not ship.
+        # The lab has none, so the module exports them, as Pacific's does (the rules read either).
+        ceph("config", "set", "mgr", f"mgr/{CEPH_PROMETHEUS}/{EXCLUDE_PERF_COUNTERS}", "false", as_json=False)
     ceph("config", "set", "mgr", f"mgr/{CEPH_PROMETHEUS}/server_addr", address, as_json=False)
     ceph("mgr", "module", "enable", CEPH_PROMETHEUS, as_json=False)
+
+
+# The mgr's own pools and the application the mgr tags each with right after creating it.
+MGR_POOLS = {".mgr": "mgr", "device_health_metrics": "mgr_devicehealth"}
+
+
+def tag_mgr_pools(ceph: Ceph) -> list[str]:
+    """Give the mgr's own pool its application when it has none; returns what was done. Enabling modules
+    restarts the active mgr; on Tentacle a restart between its `osd pool create .mgr` and `osd pool
+    application enable .mgr mgr` leaves the pool untagged for good (the next mgr sees it exists), and
+    POOL_APP_NOT_ENABLED appears once the pool holds objects (seen after a later failover)."""
+    done = []
+    for pool in ceph("osd", "pool", "ls", "detail"):
+        app = MGR_POOLS.get(pool["pool_name"])
+        if app is not None and not pool.get("application_metadata"):
+            ceph(
+                "osd", "pool", "application", "enable", pool["pool_name"], app, "--yes-i-really-mean-it", as_json=False
+            )
+            done.append(
+                f"tagged the mgr's pool {pool['pool_name']} with application {app} (the mgr restarted before it did)"
+            )
+    return done

@@ -9,6 +9,7 @@ import socket
 from collections.abc import Callable
 from pathlib import Path
 
+from . import releases
 from .config import GIB, LabConfig, LabError
 
 # binary -> the Debian package that ships it
@@ -28,6 +29,9 @@ BINARIES = {
     "rbd": "ceph-common",
 }
 MGR_MODULES_DIR = Path("/usr/share/ceph/mgr")
+# Ceph's binaries: a release run from a rootfs brings its own (rootfs.TOOLS), and these instead.
+CEPH_PACKAGES = ("ceph-mon", "ceph-mgr", "ceph-osd", "radosgw", "ceph-common")
+ROOTFS_BINARIES = {"nsenter": "util-linux", "unshare": "util-linux", "chroot": "coreutils"}
 
 
 def missing_binaries(which: Callable[[str], str | None] = shutil.which) -> dict[str, str]:
@@ -40,7 +44,11 @@ def check_root() -> None:
 
 
 def check_binaries(config: LabConfig) -> None:
+    from_rootfs = releases.resolve(config.release).from_rootfs
     missing = missing_binaries()
+    if from_rootfs:
+        missing = {b: p for b, p in missing.items() if p not in CEPH_PACKAGES}
+        missing.update({b: p for b, p in ROOTFS_BINARIES.items() if shutil.which(b) is None})
     if config.osd_backing == "file":
         missing.pop("losetup", None)
     if config.hosts == 1:
@@ -49,7 +57,7 @@ def check_binaries(config: LabConfig) -> None:
     if missing:
         pkgs = " ".join(sorted(set(missing.values())))
         raise LabError(f"missing {', '.join(sorted(missing))}: run `apt-get install -y {pkgs}` (or `make demo`)")
-    if not (MGR_MODULES_DIR / "mgr_module.py").exists():
+    if not from_rootfs and not (MGR_MODULES_DIR / "mgr_module.py").exists():
         raise LabError(f"{MGR_MODULES_DIR}/mgr_module.py not found: run `apt-get install -y ceph-mgr`")
 
 

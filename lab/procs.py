@@ -51,7 +51,7 @@ def is_alive(ref: ProcRef) -> bool:
 
 
 def spawn(argv: list[str], log_path: Path, netns: str | None = None, env: dict[str, str] | None = None) -> ProcRef:
-    """Start a daemon in its own session (it outlives us), its stdout/stderr appended to log_path."""
+    """Start a daemon in its own session (it outlives us), in /, its stdout/stderr appended to log_path."""
     if netns:
         argv = ["ip", "netns", "exec", netns, *argv]  # `ip netns exec` execs: the PID stays the daemon's
     log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -63,6 +63,7 @@ def spawn(argv: list[str], log_path: Path, netns: str | None = None, env: dict[s
             stderr=subprocess.STDOUT,
             start_new_session=True,
             env=env,
+            cwd="/",  # holds no folder busy; and Debian's Reef resolves its default osd_class_dir from the cwd
         )
     for _ in range(100):
         stat = read_stat(proc.pid)

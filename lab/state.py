@@ -17,7 +17,8 @@ from .config import LabError
 from .procs import ProcRef, read_stat
 
 STATE_FILE = "state.json"
-STATE_VERSION = 1
+# 2: a lab may run its Ceph from a rootfs, in a mount namespace (mount_ns) an older `down` would not stop
+STATE_VERSION = 2
 
 
 class StateUnreadable(LabError):
@@ -55,6 +56,14 @@ def _check(data: dict[str, Any]) -> None:
     knobs = data.get("knobs", {})
     if not isinstance(knobs, dict) or not all(isinstance(v, dict) for v in knobs.values()):
         fail("knobs", "an object of objects")
+    for field in ("ceph_version", "rootfs"):
+        if not isinstance(data.get(field, ""), str):
+            fail(field, "a string")
+    holder = data.get("mount_ns")
+    if holder is not None and not (
+        isinstance(holder, dict) and all(type(holder.get(f)) is int for f in ("pid", "start_ticks"))
+    ):
+        fail("mount_ns", 'null or a {"pid": <int>, "start_ticks": <int>} object')
 
 
 @dataclasses.dataclass
@@ -67,6 +76,9 @@ class LabState:
     links: list[str] = dataclasses.field(default_factory=list)  # root-namespace links we created
     # "cpu:osd.1", "network:pwlab-host2", ... -> what the knob set, and what undoing it needs
     knobs: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
+    ceph_version: str = ""  # the exact Ceph version the lab runs ("18.2.7+ds-1")
+    rootfs: str = ""  # the rootfs its Ceph runs from; "": this machine's packages
+    mount_ns: ProcRef | None = None  # the process holding the rootfs's mount namespace (mountns.py)
 
     def to_json(self) -> str:
         return json.dumps(
@@ -78,6 +90,9 @@ class LabState:
                 "netns": self.netns,
                 "links": self.links,
                 "knobs": self.knobs,
+                "ceph_version": self.ceph_version,
+                "rootfs": self.rootfs,
+                "mount_ns": None if self.mount_ns is None else self.mount_ns.to_dict(),
             },
             indent=2,
             sort_keys=True,
@@ -102,6 +117,9 @@ class LabState:
             netns=list(data.get("netns", [])),
             links=list(data.get("links", [])),
             knobs=dict(data.get("knobs", {})),
+            ceph_version=data.get("ceph_version", ""),
+            rootfs=data.get("rootfs", ""),
+            mount_ns=None if data.get("mount_ns") is None else ProcRef.from_dict(data["mount_ns"]),
         )
 
     def save(self, directory: Path) -> None:

@@ -3,6 +3,7 @@ one is an error that names the file and says what to do, and `down` does not gue
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -28,6 +29,9 @@ def sample() -> LabState:
         netns=[f"{LAB_NAME}-h1"],
         links=[f"{LAB_NAME}-br", f"{LAB_NAME}-h1"],
         knobs={"cpu:osd.0": {"kind": "cpu", "target": "osd.0", "group": f"{LAB_NAME}-osd.0", "cores": 0.5}},
+        ceph_version="20.2.4+ds-1",
+        rootfs="/var/cache/perfwatch-lab/rootfs/forky-20.2.4+ds-1",
+        mount_ns=ProcRef(1200, 5600),
     )
 
 
@@ -49,7 +53,7 @@ def unversioned(state: LabState) -> str:
 
 def test_the_state_is_written_with_its_version_and_read_back(tmp_path: Path) -> None:
     sample().save(tmp_path)
-    assert json.loads((tmp_path / STATE_FILE).read_text())["version"] == STATE_VERSION == 1
+    assert json.loads((tmp_path / STATE_FILE).read_text())["version"] == STATE_VERSION == 2
     assert LabState.load(tmp_path) == sample()
 
 
@@ -59,20 +63,21 @@ def test_no_file_is_an_empty_state(tmp_path: Path) -> None:
 
 def test_a_file_from_before_versioning_is_read_as_before(tmp_path: Path) -> None:
     (tmp_path / STATE_FILE).write_text(unversioned(sample()))
-    assert LabState.load(tmp_path) == sample()
+    # A lab from before releases ran this machine's packages: no version recorded, no rootfs
+    assert LabState.load(tmp_path) == dataclasses.replace(sample(), ceph_version="", rootfs="", mount_ns=None)
     (tmp_path / STATE_FILE).write_text('{"fsid": "x", "daemons": {"mon.a": {"pid": 1, "start_ticks": 2}}}')
     assert LabState.load(tmp_path) == LabState(fsid="x", daemons={"mon.a": ProcRef(1, 2)})
 
 
 def test_a_newer_version_says_which_file_and_to_use_the_newer_lab(tmp_path: Path) -> None:
     data = json.loads(sample().to_json())
-    data["version"] = 2
+    data["version"] = STATE_VERSION + 1
     data["daemons"] = [{"name": "mon.a", "pid": 1234}]  # whatever a newer lab writes
     (tmp_path / STATE_FILE).write_text(json.dumps(data))
     with pytest.raises(StateUnreadable) as raised:
         LabState.load(tmp_path)
     text = str(raised.value)
-    assert str(tmp_path / STATE_FILE) in text and "newer lab (state version 2" in text
+    assert str(tmp_path / STATE_FILE) in text and f"newer lab (state version {STATE_VERSION + 1}" in text
     assert "down" in text and "checkout that started" in text
     assert isinstance(raised.value, LabError)
 
@@ -93,6 +98,9 @@ BROKEN = {
     "loops as a list": '{"loops": ["/dev/loop0"]}',
     "knobs of strings": '{"knobs": {"cpu:osd.0": "on"}}',
     "fsid as a number": '{"fsid": 7}',
+    "a version as a number": '{"ceph_version": 18.2}',
+    "a mount namespace as a pid": '{"mount_ns": 1200}',
+    "a mount namespace without start time": '{"mount_ns": {"pid": 1200}}',
 }
 
 
