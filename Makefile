@@ -9,14 +9,24 @@ SYSTEM_PYTHON := /usr/bin/python3
 VENV := .venv
 PY := $(VENV)/bin/python
 APT_PACKAGES := ceph-mon ceph-osd ceph-mgr ceph-common radosgw python3-rados python3-rbd \
-                python3-venv iproute2 mount prometheus prometheus-node-exporter prometheus-alertmanager jsonnet
+                python3-venv iproute2 mount prometheus prometheus-node-exporter prometheus-alertmanager jsonnet \
+                mmdebstrap
 TEST_LAB_DIR ?= $(CURDIR)/.lab-test
 PYTEST_ARGS ?=
+# The cluster tests run in full on RELEASE and, on each other release of RELEASES, the tests marked
+# every_release (what differs between releases). Releases other than Pacific run from a Debian rootfs
+# the lab builds on first use (about a minute each, cached in /var/cache/perfwatch-lab/rootfs).
+RELEASE ?= pacific
+RELEASES ?= $(shell $(SYSTEM_PYTHON) -c 'from lab.releases import names; print(*names())')
+# Release names as lab/releases.py resolves them (RELEASE=18.2 or Reef is reef), so none runs twice.
+release_name = $(shell $(SYSTEM_PYTHON) -c 'import sys; from lab.releases import resolve; print(resolve(sys.argv[1]).name)' '$(1)' 2>/dev/null)
+RELEASE_NAME = $(call release_name,$(RELEASE))
+OTHER_RELEASES = $(filter-out $(RELEASE_NAME),$(foreach r,$(RELEASES),$(call release_name,$(r))))
 
 .PHONY: help deps apt-deps venv lint unit cluster test demo down clean
 
 help:
-	@echo "make demo   start a lab Ceph cluster with perfwatch enabled (python3 -m lab ...)"
+	@echo "make demo   start a lab Ceph cluster with perfwatch enabled (python3 -m lab ...; RELEASE=reef|tentacle)"
 	@echo "make test   lint, unit tests, then cluster tests against a lab started for the run"
 	@echo "make down   stop the demo lab"
 
@@ -49,17 +59,28 @@ lint: deps
 unit: deps
 	$(PY) -m pytest tests/unit $(PYTEST_ARGS)
 
-# The cluster tests start their own lab in $(TEST_LAB_DIR); the `down` after them is a safety net
-# for a run that was killed before pytest's teardown.
+# The cluster tests start their own lab in $(TEST_LAB_DIR) (-<release> for the other releases); the
+# `down` after each run is a safety net for a run that was killed before pytest's teardown.
+# A release's rootfs is built (or found in the cache) before its tests, so no lab start waits for a build.
 cluster: deps
-	PERFWATCH_TEST_LAB_DIR=$(TEST_LAB_DIR) $(PY) -m pytest tests/cluster $(PYTEST_ARGS); \
-	status=$$?; $(PY) -m lab --dir $(TEST_LAB_DIR) down >/dev/null 2>&1; exit $$status
+	@if [ -z "$(RELEASE_NAME)" ]; then echo "RELEASE=$(RELEASE): not a release the lab runs ($(RELEASES))"; exit 2; fi
+	@status=0; \
+	for release in $(RELEASE_NAME) $(OTHER_RELEASES); do \
+	  if [ $$release = $(RELEASE_NAME) ]; then dir=$(TEST_LAB_DIR); marks=""; what=all; \
+	  else dir=$(TEST_LAB_DIR)-$$release; marks="-m every_release"; what="those marked every_release"; fi; \
+	  echo "== cluster tests on $$release: $$what"; \
+	  $(PY) -m lab rootfs --release $$release || { status=1; continue; }; \
+	  PERFWATCH_TEST_RELEASE=$$release PERFWATCH_TEST_LAB_DIR=$$dir \
+	    $(PY) -m pytest tests/cluster $$marks $(PYTEST_ARGS) || status=1; \
+	  $(PY) -m lab --dir $$dir down >/dev/null 2>&1; \
+	done; \
+	exit $$status
 
 test: lint unit cluster
 
 demo: deps
-	$(PY) -m lab up
-	@export CEPH_CONF=$(CURDIR)/.lab/ceph.conf; \
+	$(PY) -m lab up --release '$(RELEASE)'
+	@eval "$$($(PY) -m lab env)"; \
 	echo; echo "== ceph -s"; ceph -s; \
 	echo "== ceph perfwatch status"; ceph perfwatch status; \
 	echo; echo "== ceph perfwatch metrics"; ceph perfwatch metrics; \

@@ -28,8 +28,12 @@ class Profile:
     # node_exporter on every Ceph host. Its targets must carry `cluster` and `hostname` target labels
     # (the exporter's --hostname, by default the short host name Ceph uses): that is the join key.
     node_selector: str = 'job="node"'
-    # Ceph's own prometheus mgr module (Pacific) or ceph-exporter (Quincy on): pool usage for IOPS/GB.
-    ceph_selector: str = 'job="ceph"'
+    # Ceph's own metrics: the prometheus mgr module (job "ceph", as cephadm names it: pool usage for IOPS/GB,
+    # and per-OSD client I/O on Pacific) and ceph-exporter (job "ceph-exporter": per-OSD client I/O from
+    # Reef on, where the module leaves perf counters out by default). Per-OSD rates take the max over
+    # sources, so a cluster that has both export them is not counted twice. Rook names its jobs
+    # rook-ceph-mgr and rook-ceph-exporter: set this selector to match.
+    ceph_selector: str = 'job=~"ceph|ceph-exporter"'
     # Devices under an OSD that the media verdict judges: not a loop file's backing disk, which holds the
     # host's other files and every other loop-backed OSD too; the loop device itself is what the OSD
     # queues on. (A dm device and the disks beneath it are both judged: each names itself.)

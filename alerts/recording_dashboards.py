@@ -19,8 +19,8 @@ def dashboard_rules(p: Profile) -> list[Rule]:
     def per_op(make: Callable[[str], str], read: str, write: str) -> str:
         return f"{with_label(make(read), 'op', 'read')}\nor\n{with_label(make(write), 'op', 'write')}"
 
-    def osd_ceph_rate(metric: str) -> str:
-        return by(OSD, "sum", rate(sel(metric, ceph), w))
+    def osd_ceph_rate(metric: str) -> str:  # max: the module and ceph-exporter may both export an OSD's counters
+        return by(OSD, "max", rate(sel(metric, ceph), w))
 
     def latency(labels: str) -> Callable[[str], str]:
         return lambda prefix: mean_from_summary(prefix, (ceph,), labels, w)

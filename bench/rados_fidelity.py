@@ -40,8 +40,8 @@ def module_round(conf: Path, seconds: int) -> float:
 
 def rados_bench(conf: Path, seconds: int) -> float:
     proc = subprocess.run(
-        ["rados", "-c", str(conf), "-p", POOL, "-N", "fidelity", "bench", str(seconds), "write", "-b", "4096",
-         "-t", "16"],
+        [cephcli.tool(conf, "rados"), "-c", str(conf), "-p", POOL, "-N", "fidelity",
+         "bench", str(seconds), "write", "-b", "4096", "-t", "16"],
         capture_output=True, text=True, check=True, timeout=seconds + 120,
     )  # fmt: skip
     found = re.search(r"Average IOPS:\s+([\d.]+)", proc.stdout)

@@ -1,4 +1,5 @@
-"""One lab for the whole cluster-test session: three simulated hosts, on ports and a subnet of its own."""
+"""One lab for the whole cluster-test session: three simulated hosts, on ports and a subnet of its own,
+running the Ceph release $PERFWATCH_TEST_RELEASE names (default pacific; `make test` sets it)."""
 
 from __future__ import annotations
 
@@ -12,11 +13,13 @@ import pytest
 from .labutil import REPO, LabHandle, leftovers, run_lab, snapshot
 
 SESSION_LAB_DIR = Path(os.environ.get("PERFWATCH_TEST_LAB_DIR", REPO / ".lab-test")).resolve()
+RELEASE = os.environ.get("PERFWATCH_TEST_RELEASE") or "pacific"
 SESSION_LAB_ARGS = (
     "--hosts", "3", "--name", "pwtest", "--subnet-index", "1", "--osd-size", "6",
     "--mon-port", "13300", "--rgw-port", "17480", "--module-port", "19284",
     "--exporter-port", "19285", "--node-exporter-port", "19100",
     "--prometheus-port", "19090", "--alertmanager-port", "19093", "--ceph-metrics-port", "19283",
+    "--release", RELEASE,
 )  # fmt: skip
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -17,6 +18,7 @@ from lab.state import LabState
 from lab.topology import plan
 
 REPO = Path(__file__).resolve().parents[2]
+EBUSY = 16  # the exit code of a command the module refuses for now (a run of that kind in progress)
 
 
 def run_lab(directory: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
@@ -74,15 +76,30 @@ class LabHandle:
         return {**os.environ, "CEPH_CONF": str(self.conf)}
 
 
+def start_bench(lab: LabHandle, *args: str, timeout: float = 120) -> str:
+    """Start a benchmark run and return its id. The module's own schedule starts light probes (a rados
+    probe every minute): while one of the same kind runs, `bench run` is refused with EBUSY, rightly.
+    Wait for it and try again; any other refusal is the test's to see."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return lab.ceph("perfwatch", "bench", "run", *args)["run_id"]
+        except cephcli.CephCommandError as exc:
+            if exc.returncode != EBUSY or "is still running" not in exc.stderr or time.monotonic() > deadline:
+                raise
+        time.sleep(1)
+
+
 def s3_user(lab: LabHandle) -> dict:
     """Access and secret key of a test RGW user (created once per lab)."""
     user = subprocess.run(
-        ["radosgw-admin", "-c", str(lab.conf), "user", "create", "--uid", "pwtest", "--display-name", "perfwatch test"],
+        [cephcli.tool(lab.conf, "radosgw-admin"), "-c", str(lab.conf),
+         "user", "create", "--uid", "pwtest", "--display-name", "perfwatch test"],
         capture_output=True, text=True, check=False, timeout=60,
     )  # fmt: skip
     if user.returncode != 0:  # already there from an earlier test in this session
         user = subprocess.run(
-            ["radosgw-admin", "-c", str(lab.conf), "user", "info", "--uid", "pwtest"],
+            [cephcli.tool(lab.conf, "radosgw-admin"), "-c", str(lab.conf), "user", "info", "--uid", "pwtest"],
             capture_output=True, text=True, check=True, timeout=60,
         )  # fmt: skip
     return json.loads(user.stdout)["keys"][0]
@@ -115,6 +132,16 @@ def leftovers(directory: Path, state: LabState, netns: list[str], links: list[st
     from lab import procs
 
     found = [f"process {name} pid {ref.pid}" for name, ref in state.daemons.items() if procs.is_alive(ref)]
+    if state.mount_ns is not None and procs.is_alive(state.mount_ns):
+        found.append(f"the mount namespace holder pid {state.mount_ns.pid}")
+    for proc in Path("/proc").glob("[0-9]*"):  # anything else started for it: a wrapper, nsenter, a load
+        try:
+            cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        ours = (f"{directory}/ceph.conf", f"{directory}/bin/")  # a Ceph daemon, tool or wrapper of this lab
+        if any(mark in cmdline for mark in ours) and int(proc.name) != os.getpid():
+            found.append(f"process pid {proc.name}: {cmdline[:200]}")
     found += [f"netns {ns}" for ns in netns if net.netns_exists(ns)]
     found += [f"link {link}" for link in links if net.link_exists(link)]
     for loop in Path("/sys/block").glob("loop*"):

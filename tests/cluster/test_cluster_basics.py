@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import subprocess
 import urllib.request
 import xml.etree.ElementTree as ET
 
 import pytest
 
+from lab import cephcli, releases
 from lab.cephcli import CephCommandError
 from perfwatch.version import __version__
 
+from .conftest import RELEASE
 from .labutil import LabHandle, wait_until
+
+pytestmark = pytest.mark.every_release  # what differs between Ceph releases
 
 S3_NS = "{http://s3.amazonaws.com/doc/2006-03-01/}"
 
@@ -21,6 +26,23 @@ def test_health_ok_with_all_osds_up_and_in(lab: LabHandle) -> None:
     assert (stat["num_osds"], stat["num_up_osds"], stat["num_in_osds"]) == (3, 3, 3)
     summary = lab.ceph("pg", "stat")["pg_summary"]
     assert [s["name"] for s in summary["num_pg_by_state"]] == ["active+clean"]
+
+
+def test_every_daemon_and_the_cli_run_the_release_asked_for(lab: LabHandle) -> None:
+    release = releases.resolve(RELEASE)
+    prefix = f"ceph version {release.series}."
+    versions = lab.ceph("versions")
+    for kind in ("mon", "mgr", "osd", "rgw"):
+        assert versions[kind] and all(v.startswith(prefix) and release.name in v for v in versions[kind]), versions
+    cli = subprocess.run(
+        [cephcli.tool(lab.conf, "ceph"), "--version"], capture_output=True, text=True, check=True, timeout=30
+    )
+    assert cli.stdout.startswith(prefix)  # the CLI the lab's wrappers (or the machine) give is that release's
+    status = lab.lab.status()
+    assert status["release"] == release.name and status["ceph_version"].startswith(release.series + ".")
+    assert bool(status["rootfs"]) == release.from_rootfs
+    if release.from_rootfs:
+        assert status["mount_namespace"]["running"] is True
 
 
 def test_two_mgrs_one_active_one_standby(lab: LabHandle) -> None:

@@ -11,6 +11,8 @@ import time
 import urllib.request
 from pathlib import Path
 
+import pytest
+
 from lab.cluster import Lab
 
 from .labutil import LabHandle, run_lab, s3_client
@@ -44,6 +46,7 @@ def reported(handle: Lab) -> dict[tuple[str, str], str]:
     return seen
 
 
+@pytest.mark.every_release
 def test_each_daemon_is_reported_once_by_the_exporter_of_its_host(lab: LabHandle) -> None:
     """Other labs may run on this machine too: the lab's exporters report only its own cluster."""
     handle = lab.lab
@@ -103,6 +106,7 @@ def test_a_second_lab_beside_the_session_lab_each_reports_only_its_own(lab: LabH
             assert down.returncode == 0, f"side lab down: {down.stdout}{down.stderr}"
 
 
+@pytest.mark.every_release
 def test_osd_device_map_matches_the_loop_devices_the_lab_made(lab: LabHandle) -> None:
     handle = lab.lab
     for osd in handle.topo.osds:
@@ -113,6 +117,7 @@ def test_osd_device_map_matches_the_loop_devices_the_lab_made(lab: LabHandle) ->
         assert "loop" in by_via  # the disk under the loop device's backing file
 
 
+@pytest.mark.every_release
 def test_node_exporter_sees_the_osd_loop_devices_and_the_host_nic(lab: LabHandle) -> None:
     handle = lab.lab
     osd = handle.topo.osds[0]
@@ -123,6 +128,7 @@ def test_node_exporter_sees_the_osd_loop_devices_and_the_host_nic(lab: LabHandle
     assert not result.find("node_network_transmit_bytes_total", device=handle.topo.bridge or "")
 
 
+@pytest.mark.every_release
 def test_rgw_bucket_index_ops_are_counted_from_its_admin_socket(lab: LabHandle) -> None:
     url = lab.lab.exporter_urls()["exporter.core"]
     rgw = f"rgw.{lab.lab.config.name}"
@@ -143,6 +149,7 @@ def test_rgw_bucket_index_ops_are_counted_from_its_admin_socket(lab: LabHandle) 
     assert after - before >= 10
 
 
+@pytest.mark.every_release
 def test_exporter_text_passes_promtool(lab: LabHandle) -> None:
     for name, url in lab.lab.exporter_urls().items():
         if name.startswith("exporter."):

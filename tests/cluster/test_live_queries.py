@@ -17,7 +17,7 @@ from alerts.promql import input_selectors
 from dashboards import generate as dashboards_generate
 from dashboards import queries as dashboard_queries
 
-from .labutil import LabHandle, run_lab, s3_client, wait_until
+from .labutil import LabHandle, run_lab, s3_client, start_bench, wait_until
 from .test_lab_monitoring import get, query
 
 # Series that exist only after an event; each test below makes its event happen first. Any other
@@ -36,7 +36,7 @@ def prometheus(lab: LabHandle) -> str:
 
 
 def bench_done(lab: LabHandle, *args: str) -> None:
-    run_id = lab.ceph("perfwatch", "bench", "run", *args)["run_id"]
+    run_id = start_bench(lab, *args)
 
     def done() -> dict | None:
         return next((r for r in lab.ceph("perfwatch", "bench", "status")["recent"] if r["run_id"] == run_id), None)
@@ -69,6 +69,7 @@ def events(lab: LabHandle) -> Iterator[LabHandle]:
         lab.ceph("perfwatch", "bench", "reset-baseline", as_json=False)
 
 
+@pytest.mark.every_release
 def test_every_series_the_rules_read_comes_from_the_lab(events: LabHandle) -> None:
     url = prometheus(events)
     wanted = [s for s in inputs() if not s.startswith(AFTER_A_FAILED_FETCH)]
@@ -94,6 +95,7 @@ def test_every_series_the_rules_read_comes_from_the_lab(events: LabHandle) -> No
     assert missing == [], f"no series in the lab for: {missing}"
 
 
+@pytest.mark.every_release
 def test_the_recorded_series_name_every_osd_host_and_nic(events: LabHandle) -> None:
     url, topo = prometheus(events), events.lab.topo
     osds = {f"osd.{o.id}": topo.host_of(o.id).crush_name for o in topo.osds}

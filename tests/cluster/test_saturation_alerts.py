@@ -125,6 +125,7 @@ def knob_fires_then_resolves(
     assert not others, f"other saturation alerts fired: {others}"
 
 
+@pytest.mark.every_release
 def test_cpu_knob_and_small_random_writes_fire_the_osd_cpu_alert_only(quiet_lab: LabHandle) -> None:
     host = quiet_lab.lab.topo.host_of(VICTIM).crush_name
     knob_fires_then_resolves(

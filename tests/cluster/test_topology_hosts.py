@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 
-from lab import net
+from lab import cephcli, net
 
 from .labutil import LabHandle
 
@@ -35,7 +35,20 @@ def test_each_hosts_veth_carries_bytes_during_a_write_load(lab: LabHandle) -> No
     try:
         before = {link: sum(net.interface_bytes(link)) for link in links}
         subprocess.run(
-            ["rados", "-c", str(lab.conf), "-p", pool, "bench", "5", "write", "-b", "65536", "-t", "8"],
+            [
+                cephcli.tool(lab.conf, "rados"),
+                "-c",
+                str(lab.conf),
+                "-p",
+                pool,
+                "bench",
+                "5",
+                "write",
+                "-b",
+                "65536",
+                "-t",
+                "8",
+            ],
             capture_output=True,
             text=True,
             check=True,
