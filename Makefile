@@ -10,7 +10,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 APT_PACKAGES := ceph-mon ceph-osd ceph-mgr ceph-common radosgw python3-rados python3-rbd \
                 python3-venv iproute2 mount prometheus prometheus-node-exporter prometheus-alertmanager jsonnet \
-                mmdebstrap
+                mmdebstrap buildah dpkg-dev debhelper lintian
 TEST_LAB_DIR ?= $(CURDIR)/.lab-test
 PYTEST_ARGS ?=
 # The cluster tests run in full on RELEASE and, on each other release of RELEASES, the tests marked
@@ -23,12 +23,18 @@ release_name = $(shell $(SYSTEM_PYTHON) -c 'import sys; from lab.releases import
 RELEASE_NAME = $(call release_name,$(RELEASE))
 OTHER_RELEASES = $(filter-out $(RELEASE_NAME),$(foreach r,$(RELEASES),$(call release_name,$(r))))
 
-.PHONY: help deps apt-deps venv lint unit cluster test demo down clean
+# `make image`: the container images (Containerfile) on CEPH_IMAGE (default: the Containerfile's), tagged
+# under REGISTRY. Needs the registry of CEPH_IMAGE to be reachable.
+CEPH_IMAGE ?=
+REGISTRY ?= localhost
+
+.PHONY: help deps apt-deps venv lint unit cluster test demo down clean image
 
 help:
 	@echo "make demo   start a lab Ceph cluster with perfwatch enabled (python3 -m lab ...; RELEASE=reef|tentacle)"
 	@echo "make test   lint, unit tests, then cluster tests against a lab started for the run"
 	@echo "make down   stop the demo lab"
+	@echo "make image  the container images (CEPH_IMAGE=quay.io/ceph/ceph:vX.Y.Z REGISTRY=registry.example.com/ceph)"
 
 apt-deps:
 	@missing=$$(for p in $(APT_PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; done); \
@@ -55,6 +61,7 @@ lint: deps
 	$(VENV)/bin/vermin -t=3.6- --violations --no-tips --eval-annotations exporters/perfwatch_host_exporter
 	MYPYPATH=mgr_module $(VENV)/bin/mypy --ignore-missing-imports --follow-imports=silent exporters
 	$(VENV)/bin/mypy --ignore-missing-imports lab bench alerts dashboards
+	$(VENV)/bin/mypy --ignore-missing-imports packaging/*.py
 
 unit: deps
 	$(PY) -m pytest tests/unit $(PYTEST_ARGS)
@@ -77,6 +84,9 @@ cluster: deps
 	exit $$status
 
 test: lint unit cluster
+
+image: apt-deps
+	$(SYSTEM_PYTHON) packaging/build_image.py $(if $(CEPH_IMAGE),--base '$(CEPH_IMAGE)') --registry '$(REGISTRY)'
 
 demo: deps
 	$(PY) -m lab up --release '$(RELEASE)'

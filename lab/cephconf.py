@@ -99,7 +99,7 @@ def render(config: LabConfig, topo: Topology, fsid: str) -> str:
                 ("mgr data", d / "mgr" / "ceph-$id"),
                 ("keyring", d / "mgr" / "ceph-$id" / "keyring"),
                 ("admin socket", d / "run" / "$cluster-$name.asok"),
-                ("mgr module path", d / "mgr-modules"),
+                *([("mgr module path", d / "mgr-modules")] if config.module_from == "checkout" else []),
                 ("public addr", topo.core_address),
             ],
         ),

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from . import bootstrap, knobs, load, mountns, releases, rootfs
 from .cluster import Lab, LabAlreadyRunning
-from .config import LabConfig, LabError, load_config, resolve_directory
+from .config import MODULE_SOURCES, LabConfig, LabError, load_config, resolve_directory
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -28,7 +28,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     up.add_argument(
         "--release",
-        default=releases.DEFAULT,
+        default=None,
         help="Ceph release: "
         + ", ".join(
             f"{r.name} ({r.series}, {'Debian ' + r.suite + ' rootfs' if r.suite else 'this machine'})"
@@ -90,6 +90,26 @@ def _parser() -> argparse.ArgumentParser:
         default=defaults.subnet_index,
         help="with --hosts > 1, hosts live in 198.18.<index>.0/24",
     )
+    up.add_argument(
+        "--rootfs",
+        help="run Ceph from this filesystem tree (a container image's, e.g. as `buildah mount` shows it) instead "
+        "of the release's cached rootfs; the release is what it holds, and the lab never writes into it",
+    )
+    up.add_argument(
+        "--module-from",
+        choices=MODULE_SOURCES,
+        default=defaults.module_from,
+        help="where the mgr loads perfwatch from: this checkout (default) or the Ceph it runs "
+        "(/usr/share/ceph/mgr/perfwatch, as a package or an image installs it; no mgr module path is set)",
+    )
+    up.add_argument(
+        "--install",
+        action="append",
+        default=[],
+        metavar="DEB",
+        help="a Debian package to install with dpkg before the cluster is made (repeatable), into the lab's own "
+        "layer over the rootfs of a release that runs from one; the rootfs itself is never changed",
+    )
     sub.add_parser("down", help="stop every process the lab started and remove all it created")
     st = sub.add_parser("status", help="daemons, PIDs, health")
     st.add_argument("--format", choices=("plain", "json"), default="plain")
@@ -137,10 +157,27 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def release_name(release: str | None, tree: str | None) -> str:
+    """--release as a release name; with --rootfs, the release of the Ceph that tree holds (and a --release
+    given too must be that one)."""
+    if not tree:
+        return releases.resolve(release or releases.DEFAULT).name
+    root = Path(tree)
+    if not root.is_dir():
+        raise LabError(f"--rootfs {tree}: not a directory (give the path of a filesystem tree)")
+    version = rootfs.tree_ceph_version(root)
+    held = releases.of_version(version, f"--rootfs {tree}")
+    if release and releases.resolve(release) != held:
+        raise LabError(f"--rootfs {tree} holds Ceph {version} ({held.name}), not --release {release}")
+    return held.name
+
+
 def _print_status(status: dict) -> None:
     print(f"lab      {status['directory']}")
     where = f"rootfs {status['rootfs']}" if status["rootfs"] else "this machine's packages"
     print(f"release  {status['release']}: Ceph {status['ceph_version']} ({where})")
+    installed = f"; installed there: {', '.join(status['installed'])}" if status["installed"] else ""
+    print(f"module   perfwatch from the {status['module_from']}{installed}")
     if status["mount_namespace"]:
         ns = status["mount_namespace"]
         print(f"mountns  pid {ns['pid']:<8} {'running' if ns['running'] else 'NOT RUNNING'}")
@@ -195,8 +232,11 @@ def main(argv: list[str] | None = None) -> int:
                 alertmanager_port=args.alertmanager_port,
                 ceph_metrics_port=args.ceph_metrics_port,
                 subnet_index=args.subnet_index,
-                release=releases.resolve(args.release).name,
-                release_version=releases.exact_version(args.release),
+                release=release_name(args.release, args.rootfs),
+                release_version=releases.exact_version(args.release or ""),
+                rootfs=str(Path(args.rootfs).absolute()) if args.rootfs else "",
+                module_from=args.module_from,
+                install=tuple(str(Path(d).absolute()) for d in args.install),
             )
             lab = Lab(config)
             try:
@@ -205,7 +245,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"lab: {exc}")
                 return 0
             print(
-                f"lab: Ceph {lab.state.ceph_version} ({config.release}): "
+                f"lab: Ceph {lab.state.ceph_version} ({lab.config.release}): "
                 f"HEALTH_OK in {seconds:.1f} s ({config.osds} OSDs on {config.hosts} host(s)); "
                 f"to use the ceph CLI: {env_line(directory)}"
             )

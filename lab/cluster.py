@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import shutil
 import sys
 import time
@@ -131,11 +132,22 @@ class Lab:
         cache = rootfs.cache_dir()
         if self.dir == cache or cache in self.dir.parents:
             raise LabError(f"{self.dir} is inside the rootfs cache {cache}: put the lab directory elsewhere")
-        if release.from_rootfs:  # built on first use (once per suite and version), before the clock starts
+        if self.config.rootfs:  # a tree given (an image's): its release is what it holds
+            root = Path(self.config.rootfs).resolve()
+            version = rootfs.tree_ceph_version(root)
+            release.check_version(version, f"--rootfs {root}")
+            if self.config.release_version:
+                release.check_exact(self.config.release_version, version, str(root))
+        elif release.from_rootfs:  # built on first use (once per suite and version), before the clock starts
             root, version = rootfs.ensure(release, lambda msg: _say(f"lab: {msg}"))
             if self.config.release_version:
                 release.check_exact(self.config.release_version, version, str(root))
         else:
+            if self.config.install:
+                raise LabError(
+                    f"--install: {release.name} runs from this machine's packages, and the lab never installs "
+                    "packages on this machine: pick a release that runs from a rootfs (reef, tentacle) or --rootfs"
+                )
             root, version = Path("/"), rootfs.installed_ceph_version(Path("/")) or "unknown"
             release.check_version(version, "this machine")
             if self.config.release_version:
@@ -143,8 +155,10 @@ class Lab:
         started = time.monotonic()
         self.config.save()
         self.state = LabState(fsid=str(uuid.uuid4()), ceph_version=version)
-        if release.from_rootfs:
+        if root != Path("/"):
             self.state.rootfs = str(root)
+        if self.config.own_layer:
+            mountns.check_layer(self.layer_dir, root)
         self.save_state()
         try:
             self._create()
@@ -182,8 +196,11 @@ class Lab:
         if topo.namespaced:
             step(f"network: bridge {topo.bridge} {topo.core_address}, {len(topo.hosts)} namespaces")
         bootstrap.write_config_and_keys(config, topo, fsid, bootstrap.key_format(config))
-        for note in bootstrap.link_modules(config, root):
-            step(f"mgr modules: {note}")
+        if config.module_from == "checkout":
+            for note in bootstrap.link_modules(config, root):
+                step(f"mgr modules: {note}")
+        else:
+            step(f"mgr modules: perfwatch from {self._check_installed_module(root)}")
         step("mon: mkfs")
         bootstrap.mkfs_mon(config, topo, fsid)
         self._start(f"mon.{cephconf.MON_ID}")
@@ -221,14 +238,66 @@ class Lab:
             wait_for(ready, 60, f"{name} ready on {url}-/ready (log: {log})", 0.5)
         step("HEALTH_OK; exporters answering, Alertmanager and Prometheus ready")
 
+    @property
+    def layer_dir(self) -> Path:
+        """The lab's own writable layer over the rootfs (--install, --rootfs): overlayfs's upper and work."""
+        return self.dir / "rootfs-layer"
+
     def _enter_rootfs(self, root: Path) -> procs.ProcRef:
-        """The mount namespace the release's Ceph runs in, and the lab's wrappers of its tools."""
+        """The mount namespace the release's Ceph runs in (the packages of --install installed there), and
+        the lab's wrappers of its tools."""
         log = self.catalogue.output_path(mountns.HOLDER_NAME)
-        holder = mountns.start_holder(root, [self.dir], [bootstrap.MODULE_SOURCE], log)
+        module = [bootstrap.MODULE_SOURCE] if self.config.module_from == "checkout" else []
+        layer = self.layer_dir if self.config.own_layer else None
+        holder = mountns.start_holder(root, [self.dir], module, log, layer)
         self.state.mount_ns = holder
         self.save_state()
         mountns.write_wrappers(self.dir, holder, root, rootfs.TOOLS, self.state.ceph_version)
+        if self.config.install:
+            self._install_packages(holder, root)
         return holder
+
+    def _install_packages(self, holder: procs.ProcRef, root: Path) -> None:
+        """dpkg -i the --install packages inside the namespace: into the lab's layer, never into the rootfs."""
+        folder = self.dir / "packages"
+        folder.mkdir(exist_ok=True)
+        copies = []
+        for deb in self.config.install:
+            copy = folder / Path(deb).name
+            shutil.copyfile(deb, copy)
+            copies.append(str(copy))
+        code, out = mountns.run_inside(holder, root, ["dpkg", "-i", *copies], self.dir, timeout=300)
+        (folder / "dpkg.log").write_text(out)
+        names = ", ".join(Path(c).name for c in copies)
+        if code != 0:
+            raise LabError(f"dpkg -i {names} failed (exit {code}): {out.strip()[-800:]}")
+        _say(f"lab: installed {names} into the lab's layer over {root} (the rootfs itself is unchanged)")
+
+    def _check_installed_module(self, root: Path) -> str:
+        """--module-from rootfs: the perfwatch the Ceph of the lab will load (its own module path); LabError
+        when there is none, or when the release needs the lab's module folder to load any module at all."""
+        where = prereq.MGR_MODULES_DIR / bootstrap.MODULE_NAME
+
+        def read(path: Path) -> str | None:
+            if self.state.mount_ns is None:  # this machine's packages
+                return path.read_text(errors="replace") if path.is_file() else None
+            code, out = mountns.run_inside(self.state.mount_ns, root, ["cat", str(path)], self.dir, timeout=30)
+            return out if code == 0 else None
+
+        if read(where / "module.py") is None:
+            raise LabError(
+                f"--module-from rootfs: no {where}/module.py in {root} (install ceph-mgr-perfwatch: --install "
+                "<its .deb>, or run an image that has it)"
+            )
+        util = read(prereq.MGR_MODULES_DIR / "mgr_util.py") or ""
+        if bootstrap.BCRYPT_IMPORT in util.splitlines():
+            raise LabError(
+                f"--module-from rootfs: {root}'s mgr_util.py imports bcrypt at the top, which fails in the mgr's "
+                "sub-interpreters (Debian trixie's Reef): its modules load only through the lab's module folder"
+            )
+        version = read(where / "version.py") or ""
+        found = re.search(r'__version__ = "([^"]+)"', version)
+        return f"{where} (version {found.group(1) if found else 'unknown'}) of {root}"
 
     def _start(self, name: str) -> None:
         holder = self.state.mount_ns
@@ -316,6 +385,8 @@ class Lab:
             "release": self.config.release,
             "ceph_version": self.state.ceph_version,
             "rootfs": self.state.rootfs or None,
+            "module_from": self.config.module_from,
+            "installed": [Path(d).name for d in self.config.install],
             "mount_namespace": None
             if self.state.mount_ns is None
             else {"pid": self.state.mount_ns.pid, "running": procs.is_alive(self.state.mount_ns)},

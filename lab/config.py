@@ -13,6 +13,8 @@ DEFAULT_DIR = REPO_ROOT / ".lab"
 CONFIG_FILE = "lab.json"
 GIB = 1024**3
 
+MODULE_SOURCES = ("checkout", "rootfs")
+
 # Linux interface names are at most 15 characters; ours are "<name>-h<N>" and "<name>-br".
 _NAME_RE = re.compile(r"^[a-z][a-z0-9]{0,7}$")
 
@@ -41,6 +43,16 @@ class LabConfig:
     mgrs: tuple[str, ...] = ("x", "y")
     release: str = "pacific"  # which Ceph the lab runs: a name of releases.RELEASES (checked by `up`)
     release_version: str = ""  # an exact version asked for (`--release 18.2.7`); "": whatever the source has
+    # A filesystem tree to run Ceph from instead of the release's cached rootfs (a container image's, as
+    # `buildah mount` shows it); "": the release's own. The release is then whatever the tree holds.
+    rootfs: str = ""
+    # Where the mgr loads perfwatch from: "checkout" (this checkout's mgr_module/, through the lab's module
+    # folder) or "rootfs" (/usr/share/ceph/mgr/perfwatch of the Ceph the lab runs, as a package or an
+    # image installs it; no `mgr module path` is set).
+    module_from: str = "checkout"
+    # Debian packages installed with dpkg, before the cluster is made, into the lab's own layer over the
+    # rootfs (the rootfs itself is never changed).
+    install: tuple[str, ...] = ()
 
     def validate(self) -> None:
         if not _NAME_RE.match(self.name):
@@ -69,6 +81,30 @@ class LabConfig:
             raise LabError(f"--subnet-index {self.subnet_index}: must be between 0 and 255")
         if len(self.mgrs) < 1 or len(set(self.mgrs)) != len(self.mgrs):
             raise LabError(f"mgr names must be unique and at least one: {self.mgrs}")
+        self._validate_sources()
+
+    def _validate_sources(self) -> None:
+        """--rootfs, --module-from and --install: what exists and what can be combined."""
+        if self.module_from not in MODULE_SOURCES:
+            raise LabError(f"--module-from {self.module_from!r}: must be one of {', '.join(MODULE_SOURCES)}")
+        if self.rootfs:
+            root = Path(self.rootfs)
+            if not root.is_absolute() or not root.is_dir():
+                raise LabError(f"--rootfs {self.rootfs}: not a directory (give the absolute path of a filesystem tree)")
+            if root.resolve() == Path("/"):
+                raise LabError("--rootfs /: this machine's own Ceph is --release pacific, without --rootfs")
+        for deb in self.install:
+            path = Path(deb)
+            if not path.is_absolute() or not path.is_file() or not path.name.endswith(".deb"):
+                raise LabError(f"--install {deb}: not a Debian package file (an absolute path to a .deb)")
+        if len({Path(d).name for d in self.install}) != len(self.install):
+            raise LabError(f"--install: two packages with the same file name: {list(self.install)}")
+
+    @property
+    def own_layer(self) -> bool:
+        """Whether the lab runs its Ceph from a writable layer of its own over the rootfs (overlayfs): when
+        it installs packages, or runs a tree it was given (which is never written to)."""
+        return bool(self.install or self.rootfs)
 
     def module_ports(self) -> list[int]:
         """The perfwatch endpoint port of each mgr: --module-port, then the next ports no other option uses."""
@@ -104,6 +140,7 @@ class LabConfig:
         data = dataclasses.asdict(self)
         data["directory"] = str(self.directory)
         data["mgrs"] = list(self.mgrs)
+        data["install"] = list(self.install)
         return json.dumps(data, indent=2, sort_keys=True)
 
     @classmethod
@@ -115,6 +152,7 @@ class LabConfig:
             raise LabError(f"lab.json has unknown keys {sorted(unknown)}: written by a newer lab?")
         data["directory"] = Path(data["directory"])
         data["mgrs"] = tuple(data.get("mgrs", ("x", "y")))
+        data["install"] = tuple(data.get("install", ()))
         return cls(**data)
 
     def save(self) -> None:

@@ -13,6 +13,7 @@ daemons are gone, they are gone; nothing is mounted on the machine itself.
 from __future__ import annotations
 
 import shlex
+import subprocess
 import time
 from pathlib import Path
 
@@ -22,6 +23,7 @@ from .procs import ProcRef
 
 BIN = "bin"
 HOLDER_NAME = "mount-namespace"
+OVERLAY_UNSAFE = (",", ":", "\\")  # overlayfs mount options separate layers and options with these
 # Writable scratch over the read-only rootfs (Ceph writes nothing there given the lab's ceph.conf).
 SCRATCH = ("run", "tmp", "var/log/ceph", "var/lib/ceph")
 
@@ -30,10 +32,12 @@ def bin_dir(lab_dir: Path) -> Path:
     return lab_dir / BIN
 
 
-def holder_script(root: Path, binds: list[Path], read_only: list[Path]) -> str:
+def holder_script(root: Path, binds: list[Path], read_only: list[Path], layer: Path | None = None) -> str:
     """The shell script the holder runs in its new namespace: the rootfs bound read-only onto itself (the
-    cached rootfs is shared by every lab of its release: nothing a lab runs may change it), then the
-    mounts on top of it, then sleep until stopped. One command per line, so `sh -e` stops at any failure."""
+    cached rootfs is shared by every lab of its release: nothing a lab runs may change it) or, with a
+    `layer` folder of the lab's own, an overlay over it whose changes land in that folder (packages the lab
+    installs); then the mounts on top of it, then sleep until stopped. One command per line, so `sh -e`
+    stops at any failure."""
     r = shlex.quote(str(root))
 
     def under_scratch(path: Path) -> bool:  # on a tmpfs mounted below: its mount point is made there
@@ -43,12 +47,16 @@ def holder_script(root: Path, binds: list[Path], read_only: list[Path]) -> str:
         return shlex.quote(f"{root}{path}")
 
     binds_all = [(p, "") for p in binds] + [(p, " -o ro") for p in read_only]
+    lines = []
+    if layer is not None:  # the overlay first, so that even the mount points below land in the layer
+        options = f"lowerdir={root},upperdir={layer / 'upper'},workdir={layer / 'work'}"
+        lines.append(f"mount -t overlay overlay -o {shlex.quote(options)} {r}")
     # mount points, made before the rootfs turns read-only (those on a scratch tmpfs after it is mounted)
-    lines = ["mkdir -p " + " ".join(shlex.quote(f"{root}/{sub}") for sub in SCRATCH)]
+    lines.append("mkdir -p " + " ".join(shlex.quote(f"{root}/{sub}") for sub in SCRATCH))
     lines += [f"mkdir -p {inside(p)}" for p, _ in binds_all if not under_scratch(p)]
+    if layer is None:
+        lines += [f"mount --bind {r} {r}", f"mount -o remount,bind,ro {r}"]
     lines += [
-        f"mount --bind {r} {r}",
-        f"mount -o remount,bind,ro {r}",
         f"mount -t proc proc {r}/proc",
         f"mount --rbind /dev {r}/dev",
         f"mount -t sysfs sysfs {r}/sys",
@@ -78,9 +86,17 @@ def check_paths(root: Path, paths: list[Path]) -> None:
             raise LabError(f"{path} is inside the rootfs {root}: put the lab directory somewhere else")
 
 
-def holder_argv(root: Path, binds: list[Path], read_only: list[Path]) -> list[str]:
+def holder_argv(root: Path, binds: list[Path], read_only: list[Path], layer: Path | None = None) -> list[str]:
     # No --fork: unshare execs sh, sh execs sleep, so the PID recorded is the one holding the namespace.
-    return ["unshare", "--mount", "--propagation", "private", "sh", "-ec", holder_script(root, binds, read_only)]
+    script = holder_script(root, binds, read_only, layer)
+    return ["unshare", "--mount", "--propagation", "private", "sh", "-ec", script]
+
+
+def check_layer(layer: Path, root: Path) -> None:
+    """LabError for paths that overlayfs's mount options cannot hold (they separate with these)."""
+    for path in (root, layer):
+        if any(c in str(path) for c in OVERLAY_UNSAFE):
+            raise LabError(f"{path}: a path with ',', ':' or '\\' cannot be a layer of an overlay")
 
 
 # Inside, PATH is the rootfs's own: the lab directory (and so its bin/ of wrappers, which `lab env` puts
@@ -95,6 +111,22 @@ def exec_prefix(holder: ProcRef, root: Path) -> list[str]:
         "nsenter", f"--target={holder.pid}", "--mount", "--",
         "chroot", str(root), "sh", "-c", f'PATH={INSIDE_PATH}; export PATH; cd "$0" 2>/dev/null || cd /; exec "$@"',
     ]  # fmt: skip
+
+
+def run_inside(holder: ProcRef, root: Path, argv: list[str], cwd: Path, timeout: float) -> tuple[int, str]:
+    """Run a command of the rootfs in the lab's namespace; its exit code and its output (both streams)."""
+    try:
+        proc = subprocess.run(
+            [*exec_prefix(holder, root), str(cwd), *argv],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise LabError(f"`{' '.join(argv)}` in {root} did not end within {timeout:.0f} s") from exc
+    return proc.returncode, proc.stdout
 
 
 def wrapper_text(holder: ProcRef, root: Path, tool: str, ceph_version: str) -> str:
@@ -122,10 +154,14 @@ def write_wrappers(lab_dir: Path, holder: ProcRef, root: Path, tools: tuple[str,
         path.chmod(0o755)
 
 
-def start_holder(root: Path, binds: list[Path], read_only: list[Path], log: Path) -> ProcRef:
+def start_holder(root: Path, binds: list[Path], read_only: list[Path], log: Path, layer: Path | None = None) -> ProcRef:
     """Start the holder; returns once its mounts are made (it has exec'd `sleep`)."""
     check_paths(root, [*binds, *read_only])
-    ref = procs.spawn(holder_argv(root, binds, read_only), log)
+    if layer is not None:
+        check_layer(layer, root)
+        for sub in ("upper", "work"):
+            (layer / sub).mkdir(parents=True, exist_ok=True)
+    ref = procs.spawn(holder_argv(root, binds, read_only, layer), log)
     try:
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:

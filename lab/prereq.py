@@ -44,7 +44,7 @@ def check_root() -> None:
 
 
 def check_binaries(config: LabConfig) -> None:
-    from_rootfs = releases.resolve(config.release).from_rootfs
+    from_rootfs = bool(config.rootfs) or releases.resolve(config.release).from_rootfs
     missing = missing_binaries()
     if from_rootfs:
         missing = {b: p for b, p in missing.items() if p not in CEPH_PACKAGES}

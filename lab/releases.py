@@ -63,3 +63,13 @@ def resolve(text: str) -> Release:
             return release
     choices = ", ".join(f"{r.name} ({r.series})" for r in RELEASES)
     raise LabError(f"--release {text!r}: the lab runs {choices}")
+
+
+def of_version(version: str, where: str) -> Release:
+    """The release an exact Ceph version ("20.2.4+ds-2", "20.2.4") is of; LabError for one the lab does not run."""
+    upstream = version.split(":", 1)[-1]
+    for release in RELEASES:
+        if upstream == release.series or upstream.startswith(release.series + "."):
+            return release
+    choices = ", ".join(f"{r.name} ({r.series})" for r in RELEASES)
+    raise LabError(f"{where} has Ceph {version}: the lab runs {choices}")

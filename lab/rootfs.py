@@ -105,6 +105,28 @@ def installed_ceph_version(root: Path) -> str | None:
     return package_version(status.read_text(errors="replace"), "ceph-mon") if status.exists() else None
 
 
+def tree_ceph_version(root: Path) -> str:
+    """The Ceph version in a filesystem tree given with --rootfs: from its dpkg database (a Debian tree), else
+    from its own `ceph --version` run chrooted (an RPM-based one, as Ceph's upstream images are). LabError
+    when the tree holds no Ceph the lab can run."""
+    missing = [t for t in TOOLS if not (root / "usr/bin" / t).exists()]
+    if missing:
+        raise LabError(f"--rootfs {root}: no Ceph to run there (missing /usr/bin/{', /usr/bin/'.join(missing)})")
+    version = installed_ceph_version(root)
+    if version:
+        return version
+    try:
+        out = subprocess.run(
+            ["chroot", str(root), "/usr/bin/ceph", "--version"], capture_output=True, text=True, timeout=30
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise LabError(f"--rootfs {root}: `ceph --version` did not answer in 30 s") from exc
+    found = re.search(r"ceph version (\d+\.\d+\.\d+)", out.stdout)
+    if out.returncode != 0 or not found:
+        raise LabError(f"--rootfs {root}: `ceph --version` there said {(out.stdout + out.stderr).strip()[:200]!r}")
+    return found.group(1)
+
+
 def folder_name(suite: str, version: str) -> str:
     return f"{suite}-{version.replace(':', '_')}"
 

@@ -11,6 +11,7 @@ import threading
 from typing import Any, List, NoReturn, Optional
 
 from perfwatch.server import HttpServer
+from perfwatch.version import __version__
 
 from . import fsid, network
 from .app import make_app
@@ -76,6 +77,7 @@ def parser() -> argparse.ArgumentParser:
         description="Per-host Prometheus exporter for Ceph daemons: CPU, cgroup throttling, OSD devices, "
         "RGW bucket-index work, link capacity. Serves /metrics.",
     )
+    p.add_argument("--version", action="version", version="%(prog)s {}".format(__version__))
     p.add_argument("--listen-address", type=_address, default="0.0.0.0", help="IP address to bind (default 0.0.0.0)")
     p.add_argument("--port", type=_port, default=DEFAULT_PORT, help="TCP port (default {})".format(DEFAULT_PORT))
     p.add_argument(

@@ -4,6 +4,7 @@ those plain modules; this one only wires them and answers the mgr."""
 
 import functools
 import inspect
+import os
 import threading
 import time
 from typing import Any, Callable, ClassVar, Dict, List, Optional
@@ -256,6 +257,9 @@ class Module(MgrModule):
             last_pass_at=self._last_pass_at,
             config_errors=dict(self._config_errors),
         )
+        # The folder this mgr loaded perfwatch from: /usr/share/ceph/mgr/perfwatch from a package or an
+        # image, else wherever mgr_module_path points.
+        report["loaded_from"] = os.path.dirname(os.path.abspath(__file__))
         collector = self.collector
         endpoint = self._endpoint
         report["endpoint"] = {

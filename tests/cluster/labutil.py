@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import shutil
+import socket
 import subprocess
 import sys
+import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -88,6 +92,49 @@ def start_bench(lab: LabHandle, *args: str, timeout: float = 120) -> str:
             if exc.returncode != EBUSY or "is still running" not in exc.stderr or time.monotonic() > deadline:
                 raise
         time.sleep(1)
+
+
+def free_ports(count: int) -> int:
+    """The first of `count` consecutive TCP ports free on 127.0.0.1, below the ephemeral range (a port
+    in it may be taken by an outgoing connection between the check and the bind)."""
+    for base in range(21000, 32000, 50):
+        try:
+            for port in range(base, base + count):
+                with socket.socket() as sock:
+                    sock.bind(("127.0.0.1", port))
+        except OSError:
+            continue
+        return base
+    raise AssertionError("no block of free ports in 21000-32000")
+
+
+@contextlib.contextmanager
+def side_lab(name: str, *args: str, timeout: float = 300) -> Iterator[tuple[Path, str]]:
+    """A small lab (1 host, 1 OSD) beside the session lab, on ports of its own, in a folder of its own:
+    yields that folder and what `up` printed; `down` after (asserted only when the test passed, so a
+    failure is reported as itself)."""
+    directory = Path(tempfile.mkdtemp(prefix=f"{name}-"))
+    base = free_ports(10)
+    ports = {"--mon-port": base, "--rgw-port": base + 1, "--exporter-port": base + 2}
+    ports |= {"--node-exporter-port": base + 3, "--module-port": base + 4}  # module: base+4, base+5
+    ports |= {"--prometheus-port": base + 6, "--alertmanager-port": base + 7}
+    ports |= {"--ceph-metrics-port": base + 8}  # Ceph's prometheus module: base+8, base+9
+    flags = [str(x) for pair in ports.items() for x in pair]
+    started = time.monotonic()
+    passed = False
+    try:
+        up = run_lab(directory, "up", "--hosts", "1", "--osds", "1", "--name", name, *flags, *args, timeout=timeout)
+        assert up.returncode == 0, f"the {name} lab did not start:\n{up.stdout}\n{up.stderr}"
+        print(f"\n{name} lab up in {time.monotonic() - started:.0f} s: {up.stdout.strip()}")
+        yield directory, up.stdout + up.stderr
+        passed = True
+    finally:
+        down = run_lab(directory, "down")
+        if not (directory / "lab.json").exists():
+            shutil.rmtree(directory, ignore_errors=True)  # up refused before it wrote anything
+        print(f"{name} lab: {time.monotonic() - started:.0f} s from up to down")
+        if passed:
+            assert down.returncode == 0, f"{name} lab down: {down.stdout}{down.stderr}"
 
 
 def s3_user(lab: LabHandle) -> dict:

@@ -72,6 +72,8 @@ def test_status_answers_from_the_active_mgr(lab: LabHandle) -> None:
     assert status["mgr"] == active
     assert status["active"] is True
     assert status["ceph_version"].startswith("ceph version ")
+    # the lab's module folder links this checkout's module (the mgr sees the link's path)
+    assert status["loaded_from"] == str(lab.dir / "mgr-modules" / "perfwatch")
     configured = lab.ceph("config", "get", "mgr", "mgr/perfwatch/collect_interval", as_json=False).strip()
     assert status["options"]["collect_interval"] == int(configured)  # the lab sets 10 for its rules
     assert status["serve_loop"]["passes"] >= 1

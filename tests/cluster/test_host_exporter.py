@@ -3,19 +3,14 @@
 from __future__ import annotations
 
 import contextlib
-import shutil
-import socket
 import subprocess
-import tempfile
-import time
 import urllib.request
-from pathlib import Path
 
 import pytest
 
 from lab.cluster import Lab
 
-from .labutil import LabHandle, run_lab, s3_client
+from .labutil import LabHandle, s3_client, side_lab
 from .scrape import scrape
 
 
@@ -54,38 +49,12 @@ def test_each_daemon_is_reported_once_by_the_exporter_of_its_host(lab: LabHandle
     assert reported(handle) == {(fsid, daemon): host for daemon, host in expected_daemons(handle).items()}
 
 
-def _free_ports(count: int) -> int:
-    """The first of `count` consecutive TCP ports free on 127.0.0.1, below the ephemeral range (a port
-    in it may be taken by an outgoing connection between the check and the bind)."""
-    for base in range(21000, 32000, 50):
-        try:
-            for port in range(base, base + count):
-                with socket.socket() as sock:
-                    sock.bind(("127.0.0.1", port))
-        except OSError:
-            continue
-        return base
-    raise AssertionError("no block of free ports in 21000-32000")
-
-
 def test_a_second_lab_beside_the_session_lab_each_reports_only_its_own(lab: LabHandle) -> None:
     """Two clusters on one machine (as a demo lab beside the test lab): their daemons share names (osd.0,
     mon.a, mgr.x), run in the same network namespace and have admin sockets of the same names; each
     lab's exporters report each of their own daemons once, with cluster=<that lab's fsid>, and none of
     the other's."""
-    directory = Path(tempfile.mkdtemp(prefix="pwside-"))
-    base = _free_ports(10)
-    ports = {"--mon-port": base, "--rgw-port": base + 1, "--exporter-port": base + 2}
-    ports |= {"--node-exporter-port": base + 3, "--module-port": base + 4}  # module: base+4, base+5
-    ports |= {"--prometheus-port": base + 6, "--alertmanager-port": base + 7}
-    ports |= {"--ceph-metrics-port": base + 8}  # Ceph's prometheus module: base+8, base+9
-    started = time.monotonic()
-    failed = True
-    try:
-        flags = [str(x) for pair in ports.items() for x in pair]
-        up = run_lab(directory, "up", "--hosts", "1", "--osds", "1", "--name", "pwside", *flags, timeout=240)
-        assert up.returncode == 0, f"the side lab did not start:\n{up.stdout}\n{up.stderr}"
-        print(f"\nside lab up in {time.monotonic() - started:.0f} s: {up.stdout.strip()}")
+    with side_lab("pwside") as (directory, _):
         labs = [lab.lab, Lab.open(directory)]
         assert labs[0].state.fsid != labs[1].state.fsid
         seen: dict[tuple[str, str], str] = {}
@@ -96,14 +65,6 @@ def test_a_second_lab_beside_the_session_lab_each_reports_only_its_own(lab: LabH
                 seen[key] = host
         expected = {(h.state.fsid, daemon): host for h in labs for daemon, host in expected_daemons(h).items()}
         assert seen == expected
-        failed = False
-    finally:
-        down = run_lab(directory, "down")
-        if not (directory / "lab.json").exists():
-            shutil.rmtree(directory, ignore_errors=True)  # up refused before it wrote anything
-        print(f"side lab: {time.monotonic() - started:.0f} s from up to down")
-        if not failed:
-            assert down.returncode == 0, f"side lab down: {down.stdout}{down.stderr}"
 
 
 @pytest.mark.every_release

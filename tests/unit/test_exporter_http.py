@@ -22,6 +22,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from perfwatch.exposition import CONTENT_TYPE
 from perfwatch.metrics_model import Sample
 from perfwatch.server import HttpServer
+from perfwatch.version import __version__
 
 from .fixtures_exporter.fakehost import FakeHost
 
@@ -178,3 +179,9 @@ def test_a_taken_port_is_a_one_line_error() -> None:
         proc = run_cli("--listen-address", "127.0.0.1", "--port", str(s.getsockname()[1]))
     assert proc.returncode == 1
     assert "cannot listen" in proc.stderr
+
+
+def test_the_front_page_names_the_version(served: str) -> None:
+    with urllib.request.urlopen(served + "/", timeout=10) as resp:
+        page = resp.read().decode()
+    assert f"Version {__version__}." in page and "Host node9." in page
