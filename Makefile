@@ -28,12 +28,13 @@ OTHER_RELEASES = $(filter-out $(RELEASE_NAME),$(foreach r,$(RELEASES),$(call rel
 CEPH_IMAGE ?=
 REGISTRY ?= localhost
 
-.PHONY: help deps apt-deps venv lint unit cluster test demo down clean image
+.PHONY: help deps apt-deps venv lint unit cluster test demo down clean image deb
 
 help:
 	@echo "make demo   start a lab Ceph cluster with perfwatch enabled (python3 -m lab ...; RELEASE=reef|tentacle)"
 	@echo "make test   lint, unit tests, then cluster tests against a lab started for the run"
 	@echo "make down   stop the demo lab"
+	@echo "make deb    the Debian packages ceph-mgr-perfwatch and perfwatch-host-exporter, in build/deb/"
 	@echo "make image  the container images (CEPH_IMAGE=quay.io/ceph/ceph:vX.Y.Z REGISTRY=registry.example.com/ceph)"
 
 apt-deps:
@@ -61,7 +62,7 @@ lint: deps
 	$(VENV)/bin/vermin -t=3.6- --violations --no-tips --eval-annotations exporters/perfwatch_host_exporter
 	MYPYPATH=mgr_module $(VENV)/bin/mypy --ignore-missing-imports --follow-imports=silent exporters
 	$(VENV)/bin/mypy --ignore-missing-imports lab bench alerts dashboards
-	$(VENV)/bin/mypy --ignore-missing-imports packaging/*.py
+	$(VENV)/bin/mypy --ignore-missing-imports packaging/build_image.py packaging/build-debs
 
 unit: deps
 	$(PY) -m pytest tests/unit $(PYTEST_ARGS)
@@ -84,6 +85,10 @@ cluster: deps
 	exit $$status
 
 test: lint unit cluster
+
+# `make deb`: ceph-mgr-perfwatch and perfwatch-host-exporter (.deb) in build/deb/, lintian-checked.
+deb: apt-deps
+	packaging/build-debs
 
 image: apt-deps
 	$(SYSTEM_PYTHON) packaging/build_image.py $(if $(CEPH_IMAGE),--base '$(CEPH_IMAGE)') --registry '$(REGISTRY)'
