@@ -91,7 +91,7 @@ class Buildah:
             manifest = json.loads(json.loads(self("inspect", "--type", "image", name))["Manifest"])
             return [(layer["digest"], int(layer["size"])) for layer in manifest["layers"]]
 
-        own, under = layers(image), set(layers(base))
+        own, under = layers(image), {digest for digest, _ in layers(base)}
         return sum(size for _, size in own), sum(size for layer, size in own if layer not in under)
 
 

@@ -23,6 +23,9 @@ from perfwatch.version import __version__
 
 from .labutil import REPO, free_ports, side_lab, wait_until
 
+# Labs of their own, before the session lab starts (one lab at a time).
+pytestmark = pytest.mark.own_lab
+
 NEWEST = releases.RELEASES[-1]  # the Containerfile's default base is the newest supported release
 
 
