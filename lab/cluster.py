@@ -148,6 +148,8 @@ class Lab:
                     f"--install: {release.name} runs from this machine's packages, and the lab never installs "
                     "packages on this machine: pick a release that runs from a rootfs (reef, tentacle) or --rootfs"
                 )
+            if self.config.module_from == "rootfs":
+                self._check_installed_module(Path("/"))  # before anything starts
             root, version = Path("/"), rootfs.installed_ceph_version(Path("/")) or "unknown"
             release.check_version(version, "this machine")
             if self.config.release_version:
