@@ -62,6 +62,7 @@ def test_the_generated_files_are_what_the_config_makes() -> None:
 
 def test_a_changed_threshold_makes_the_files_stale(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(generate, "OUT", tmp_path)
+    monkeypatch.setattr(generate, "ROOK_RULE", tmp_path / "rook" / "prometheusrule.yaml")  # not the checkout's
     assert generate.main([]) == 0
     assert generate.stale() == []
     changed = dataclasses.replace(PRODUCTION, media_busy_ratio=0.8)

@@ -51,7 +51,7 @@ def test_the_container_shares_what_the_exporter_reads_on_the_host() -> None:
     args = spec()["spec"]["args"]
     for needed in ("--pid=host", "--cgroupns=host", "--net=host", "--uts=host"):
         assert needed in args
-    assert {"--cap-add=SYS_PTRACE", "--cap-add=DAC_READ_SEARCH"} <= set(args)
+    assert {"--cap-add=SYS_PTRACE", "--cap-add=DAC_READ_SEARCH", "--cap-add=DAC_OVERRIDE"} <= set(args)
     sources = {dict(item.split("=", 1) for item in m)["source"] for m in spec()["spec"]["bind_mounts"]}
     assert {"/var/run/ceph", "/sys"} <= sources
 
