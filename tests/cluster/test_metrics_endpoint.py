@@ -81,24 +81,8 @@ def endpoint(lab: LabHandle) -> Iterator[Endpoint]:
     lab.ceph("osd", "pool", "create", pool, "8", as_json=False)
     lab.ceph("osd", "pool", "application", "enable", pool, "lab-test", as_json=False)
     try:
-        subprocess.run(
-            [
-                cephcli.tool(lab.conf, "rados"),
-                "-c",
-                str(lab.conf),
-                "-p",
-                pool,
-                "bench",
-                "3",
-                "write",
-                "-b",
-                "4096",
-                "-t",
-                "4",
-            ],
-            capture_output=True,
-            check=True,
-            timeout=60,
+        cephcli.run_tool(
+            "rados", lab.conf, "-p", pool, "bench", "3", "write", "-b", "4096", "-t", "4", timeout=60, as_json=False
         )
     finally:
         lab.ceph("osd", "pool", "delete", pool, pool, "--yes-i-really-really-mean-it", as_json=False)

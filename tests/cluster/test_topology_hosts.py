@@ -34,25 +34,8 @@ def test_each_hosts_veth_carries_bytes_during_a_write_load(lab: LabHandle) -> No
     lab.ceph("osd", "pool", "application", "enable", pool, "lab-test", as_json=False)
     try:
         before = {link: sum(net.interface_bytes(link)) for link in links}
-        subprocess.run(
-            [
-                cephcli.tool(lab.conf, "rados"),
-                "-c",
-                str(lab.conf),
-                "-p",
-                pool,
-                "bench",
-                "5",
-                "write",
-                "-b",
-                "65536",
-                "-t",
-                "8",
-            ],
-            capture_output=True,
-            text=True,
-            check=True,
-            timeout=120,
+        cephcli.run_tool(
+            "rados", lab.conf, "-p", pool, "bench", "5", "write", "-b", "65536", "-t", "8", timeout=120, as_json=False
         )
         grown = {link: sum(net.interface_bytes(link)) - before[link] for link in links}
     finally:
