@@ -25,6 +25,7 @@ from . import (
     cephcli,
     cephconf,
     cgroups,
+    claims,
     knobs,
     loopdev,
     mgrmodules,
@@ -126,6 +127,7 @@ class Lab:
                     "nothing changed. Use `status`, or `down` first"
                 )
             raise LabError(f"{self.dir} holds a stopped lab: run `python3 -m lab down` first to remove it")
+        self._reclaim_name()
         prereq.check_all(self.config)
         net.check_free(self.topo)
         release = releases.resolve(self.config.release)
@@ -156,6 +158,7 @@ class Lab:
                 release.check_exact(self.config.release_version, version, "this machine")
         started = time.monotonic()
         self.config.save()
+        claims.claim(self.config.name, self.dir)
         self.state = LabState(fsid=str(uuid.uuid4()), ceph_version=version)
         if root != Path("/"):
             self.state.rootfs = str(root)
@@ -173,6 +176,35 @@ class Lab:
                 raise
             raise LabError(f"{detail}{tail}") from exc
         return time.monotonic() - started
+
+    def _reclaim_name(self) -> None:
+        """This lab's name held by a lab in another directory (claims.py): refused while any process of that
+        lab runs; when none does (it ended without `down`, e.g. a restart killed it), `down` it first."""
+        name = self.config.name
+        owner = claims.holder(name)
+        if owner is None or owner == self.dir.resolve():
+            return
+        config = load_config(owner)
+        if config is None or config.name != name:  # its directory is gone or now holds another lab
+            claims.release(name, owner)
+            return
+        other = Lab(config)
+        running = [daemon for daemon, ok in other.alive().items() if ok]
+        if other.state.mount_ns is not None and procs.is_alive(other.state.mount_ns):
+            running.append(f"its mount namespace holder (pid {other.state.mount_ns.pid})")
+        if running:
+            shown = ", ".join(running[:3]) + (f" and {len(running) - 3} more" if len(running) > 3 else "")
+            raise LabError(
+                f"the lab name {name!r} is taken by the lab running in {owner} ({shown}); "
+                f"nothing changed: pick another --name, or `python3 -m lab --dir {owner} down` first"
+            )
+        _say(
+            f"lab: the lab in {owner} (--name {name}) ended without `down` and none of its processes runs: "
+            "running `down` on it to remove what it left"
+        )
+        problems = other.down()
+        if problems:
+            raise LabError(f"`down` of the lab in {owner} left problems: {'; '.join(problems)}")
 
     def _log_tails(self) -> str:
         chunks = []
@@ -373,6 +405,7 @@ class Lab:
         problems += net.destroy(self.state)
         if not problems and (self.dir / CONFIG_FILE).exists():
             shutil.rmtree(self.dir)
+            claims.release(self.config.name, self.dir)
         elif problems:
             self.save_state()
         return problems

@@ -30,14 +30,19 @@ def namespaced_hosts(topo: Topology) -> list[Host]:
     return [h for h in (*topo.hosts, topo.client) if h.netns]
 
 
-def check_free(topo: Topology) -> None:
+def taken(topo: Topology) -> list[str]:
+    """The lab's links (bridge, veths) and namespaces that exist already: ["link pwlab-br", "netns pwlab-h1"]."""
     everyone = namespaced_hosts(topo)
-    taken = [n for n in ([topo.bridge] + [h.veth for h in everyone]) if n and link_exists(n)]
-    taken += [h.netns for h in everyone if h.netns and netns_exists(h.netns)]
-    if taken:
+    found = [f"link {n}" for n in ([topo.bridge] + [h.veth for h in everyone]) if n and link_exists(n)]
+    return found + [f"netns {h.netns}" for h in everyone if h.netns and netns_exists(h.netns)]
+
+
+def check_free(topo: Topology) -> None:
+    names = taken(topo)
+    if names:
         raise LabError(
-            f"network names {taken} already exist: another lab with this --name runs; "
-            "pick another --name or run `down` on it"
+            f"{', '.join(names)} already exist and no lab on record holds them: pick another --name, "
+            f"or remove them with `ip link del <link>` / `ip netns del <namespace>` if nothing uses them"
         )
 
 

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from lab import cephcli, cgroups, net
+from lab import cephcli, cgroups, claims, net
 from lab.cluster import Lab
 from lab.config import load_config
 from lab.state import LabState
@@ -198,6 +198,8 @@ def leftovers(directory: Path, state: LabState, netns: list[str], links: list[st
     mounts = Path("/proc/mounts").read_text().splitlines()
     found += [f"mount {m}" for m in mounts if str(directory) in m or any(f"/run/netns/{ns} " in m for ns in netns)]
     found += [f"cgroup {group}" for group in cgroups.existing(f"{name}-osd.")]
+    if claims.holder(name) == directory.resolve():
+        found.append(f"the claim on the lab name {name!r} ({claims.claims_dir() / name})")
     if directory.exists():
         found.append(f"directory {directory}")
     return found

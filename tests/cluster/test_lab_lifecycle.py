@@ -1,17 +1,22 @@
-"""A lab of the default topology (--hosts 1) from `up` to `down`, in a directory and on ports of its own."""
+"""Labs from `up` to `down`, each in a directory and on ports of its own: the default topology (--hosts 1), and
+a two-host lab killed without `down` whose name the next `up` takes back."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import re
+import signal
 import socket
 from pathlib import Path
 
 import pytest
 
-from lab import cephcli
+from lab import cephcli, claims, net, procs
+from lab.state import LabState
 
-from .labutil import REPO, leftovers, run_lab, snapshot
+from .labutil import REPO, leftovers, run_lab, snapshot, wait_until
 
 LIFECYCLE_DIR = (REPO / ".lab-test-default").resolve()
 ARGS = (
@@ -74,3 +79,66 @@ def test_a_taken_port_is_a_one_line_error_and_nothing_is_created(tmp_path: Path)
     assert len(lines) == 1, lines
     assert lines[0].startswith(f"lab: error: port {port} (--mon-port) is already in use")
     assert not directory.exists()
+
+
+KILLED_DIR = (REPO / ".lab-test-killed").resolve()
+NEXT_DIR = (REPO / ".lab-test-next").resolve()
+TWO_HOSTS = (
+    "--hosts", "2", "--name", "pwkill", "--subnet-index", "7", "--osd-size", "4",
+    "--mon-port", "33300", "--rgw-port", "37480", "--module-port", "39284", "--exporter-port", "39285",
+    "--node-exporter-port", "39100", "--prometheus-port", "39090", "--alertmanager-port", "39093",
+    "--ceph-metrics-port", "39283",
+)  # fmt: skip
+
+
+def _kill_everything_of(directory: Path, state: LabState) -> list[int]:
+    """SIGKILL every process of the lab, as a machine restart that keeps /run would: the recorded ones
+    and any other whose command line names the lab's files. Nothing is cleaned up."""
+    pids = {ref.pid for ref in state.daemons.values() if procs.is_alive(ref)}
+    if state.mount_ns is not None and procs.is_alive(state.mount_ns):
+        pids.add(state.mount_ns.pid)
+    for proc in Path("/proc").glob("[0-9]*"):
+        with contextlib.suppress(OSError):
+            if str(directory).encode() in (proc / "cmdline").read_bytes() and int(proc.name) != os.getpid():
+                pids.add(int(proc.name))
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    return sorted(pids)
+
+
+@pytest.mark.own_lab
+def test_a_lab_killed_without_down_is_removed_by_the_next_up_of_its_name_and_a_running_one_is_refused() -> None:
+    for directory in (KILLED_DIR, NEXT_DIR):
+        if (directory / "lab.json").exists():
+            run_lab(directory, "down")
+    first = run_lab(KILLED_DIR, "up", *TWO_HOSTS)
+    assert first.returncode == 0, first.stderr
+    state, netns, links, name = snapshot(KILLED_DIR)
+    next_state = state
+    try:
+        # The name of a running lab, from another directory: refused, nothing of either lab touched.
+        taken = run_lab(NEXT_DIR, "up", *TWO_HOSTS)
+        assert taken.returncode == 1
+        assert f"the lab name 'pwkill' is taken by the lab running in {KILLED_DIR}" in taken.stderr
+        assert not NEXT_DIR.exists()
+        assert all(procs.is_alive(ref) for ref in state.daemons.values())
+
+        killed = _kill_everything_of(KILLED_DIR, state)
+        wait_until(lambda: not any(procs.is_alive(ref) for ref in state.daemons.values()), 30, "the lab is dead")
+        assert all(net.netns_exists(ns) for ns in netns) and state.loops  # what a restart leaves behind
+        print(f"\nkilled {len(killed)} processes; left: {len(netns)} namespaces, {len(state.loops)} loop devices")
+
+        next_up = run_lab(NEXT_DIR, "up", *TWO_HOSTS)
+        assert next_up.returncode == 0, next_up.stderr
+        next_state = snapshot(NEXT_DIR)[0]
+        assert f"the lab in {KILLED_DIR} (--name pwkill) ended without `down`" in next_up.stderr
+        assert leftovers(KILLED_DIR, state, [], [], name) == []  # its loops, cgroups, directory: all gone
+        assert cephcli.run(NEXT_DIR / "ceph.conf", "health")["status"] == "HEALTH_OK"
+        assert claims.holder("pwkill") == NEXT_DIR
+    finally:
+        for directory in (NEXT_DIR, KILLED_DIR):
+            if (directory / "lab.json").exists():
+                down = run_lab(directory, "down")
+                assert down.returncode == 0, down.stderr
+    assert leftovers(NEXT_DIR, next_state, netns, links, name) == []
