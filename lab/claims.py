@@ -49,3 +49,22 @@ def release(name: str, directory: Path) -> None:
     """Forget the claim on `name` if the lab in `directory` holds it (never another lab's claim)."""
     if holder(name) == directory.resolve():
         _path(name).unlink(missing_ok=True)
+
+
+def refusal(name: str, owner: Path, running: list[str], recorded_names: list[str]) -> str | None:
+    """Why `up` must not `down` the lab in `owner` that holds `name`: some of its processes run, or its
+    state lists links or namespaces that are not this name's (an edited state: never remove those).
+    None: it may."""
+    if running:
+        shown = ", ".join(running[:3]) + (f" and {len(running) - 3} more" if len(running) > 3 else "")
+        return (
+            f"the lab name {name!r} is taken by the lab running in {owner} ({shown}); "
+            f"nothing changed: pick another --name, or `python3 -m lab --dir {owner} down` first"
+        )
+    foreign = [n for n in recorded_names if not n.startswith(f"{name}-")]
+    if foreign:
+        return (
+            f"{owner}/state.json lists {foreign}, which are not names of a lab called {name!r}; "
+            "nothing changed: look at that lab by hand"
+        )
+    return None

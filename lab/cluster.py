@@ -192,12 +192,9 @@ class Lab:
         running = [daemon for daemon, ok in other.alive().items() if ok]
         if other.state.mount_ns is not None and procs.is_alive(other.state.mount_ns):
             running.append(f"its mount namespace holder (pid {other.state.mount_ns.pid})")
-        if running:
-            shown = ", ".join(running[:3]) + (f" and {len(running) - 3} more" if len(running) > 3 else "")
-            raise LabError(
-                f"the lab name {name!r} is taken by the lab running in {owner} ({shown}); "
-                f"nothing changed: pick another --name, or `python3 -m lab --dir {owner} down` first"
-            )
+        refusal = claims.refusal(name, owner, running, [*other.state.links, *other.state.netns])
+        if refusal:
+            raise LabError(refusal)
         _say(
             f"lab: the lab in {owner} (--name {name}) ended without `down` and none of its processes runs: "
             "running `down` on it to remove what it left"

@@ -45,3 +45,21 @@ def test_a_record_that_is_not_one_absolute_path_is_no_claim(claims_folder: Path,
     claims_folder.mkdir()
     (claims_folder / "pwlab").write_text(text)
     assert claims.holder("pwlab") is None
+
+
+def test_a_holder_with_a_running_process_is_never_taken_over() -> None:
+    why = claims.refusal("pwlab", Path("/x/lab"), ["mon.a", "osd.0", "osd.1", "mgr.x"], ["pwlab-br"])
+    assert why is not None
+    assert "taken by the lab running in /x/lab (mon.a, osd.0, osd.1 and 1 more)" in why
+    assert "python3 -m lab --dir /x/lab down" in why
+
+
+@pytest.mark.parametrize("names", [["eth0"], ["pwlab-br", "pwother-h1"], ["pwlabx-h1"], ["pwlab"]])
+def test_a_holder_whose_state_lists_names_not_of_its_lab_is_not_taken_over(names: list[str]) -> None:
+    why = claims.refusal("pwlab", Path("/x/lab"), [], names)
+    assert why is not None and "not names of a lab called 'pwlab'" in why
+
+
+def test_a_dead_holder_with_only_its_own_names_may_be_taken_over() -> None:
+    assert claims.refusal("pwlab", Path("/x/lab"), [], ["pwlab-br", "pwlab-h1", "pwlab-cl"]) is None
+    assert claims.refusal("pwlab", Path("/x/lab"), [], []) is None
