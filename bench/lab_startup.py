@@ -27,7 +27,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=2)
     args = parser.parse_args()
     directory = REPO / ".lab-bench"
-    ports = ["--name", "pwbench", "--mon-port", "33300", "--rgw-port", "37480", "--module-port", "39284"]
+    ports = ["--name", "pwbench", "--mon-port", "24300", "--rgw-port", "24301", "--module-port", "24302"]
     for label, topo in TOPOLOGIES.items():
         ups, downs = [], []
         for _ in range(args.runs):

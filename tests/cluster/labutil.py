@@ -108,18 +108,23 @@ def free_ports(count: int) -> int:
     raise AssertionError("no block of free ports in 21000-32000")
 
 
+def port_flags(base: int) -> list[str]:
+    """The port options of a lab on the ten ports from `base` (free_ports(10): below the ephemeral range,
+    where an outgoing connection could hold a port just as the lab wants it)."""
+    ports = {"--mon-port": base, "--rgw-port": base + 1, "--exporter-port": base + 2}
+    ports |= {"--node-exporter-port": base + 3, "--module-port": base + 4}  # module: base+4, base+5
+    ports |= {"--prometheus-port": base + 6, "--alertmanager-port": base + 7}
+    ports |= {"--ceph-metrics-port": base + 8}  # Ceph's prometheus module: base+8, base+9
+    return [str(x) for pair in ports.items() for x in pair]
+
+
 @contextlib.contextmanager
 def side_lab(name: str, *args: str, timeout: float = 300) -> Iterator[tuple[Path, str]]:
     """A small lab (1 host, 1 OSD) beside the session lab, on ports of its own, in a folder of its own:
     yields that folder and what `up` printed; `down` after (asserted only when the test passed, so a
     failure is reported as itself)."""
     directory = Path(tempfile.mkdtemp(prefix=f"{name}-"))
-    base = free_ports(10)
-    ports = {"--mon-port": base, "--rgw-port": base + 1, "--exporter-port": base + 2}
-    ports |= {"--node-exporter-port": base + 3, "--module-port": base + 4}  # module: base+4, base+5
-    ports |= {"--prometheus-port": base + 6, "--alertmanager-port": base + 7}
-    ports |= {"--ceph-metrics-port": base + 8}  # Ceph's prometheus module: base+8, base+9
-    flags = [str(x) for pair in ports.items() for x in pair]
+    flags = port_flags(free_ports(10))
     started = time.monotonic()
     passed = False
     try:

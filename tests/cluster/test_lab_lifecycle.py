@@ -16,7 +16,7 @@ import pytest
 from lab import cephcli, claims, net, procs
 from lab.state import LabState
 
-from .labutil import REPO, leftovers, run_lab, snapshot, wait_until
+from .labutil import REPO, free_ports, leftovers, port_flags, run_lab, snapshot, wait_until
 
 LIFECYCLE_DIR = (REPO / ".lab-test-default").resolve()
 ARGS = (
@@ -83,12 +83,7 @@ def test_a_taken_port_is_a_one_line_error_and_nothing_is_created(tmp_path: Path)
 
 KILLED_DIR = (REPO / ".lab-test-killed").resolve()
 NEXT_DIR = (REPO / ".lab-test-next").resolve()
-TWO_HOSTS = (
-    "--hosts", "2", "--name", "pwkill", "--subnet-index", "7", "--osd-size", "4",
-    "--mon-port", "33300", "--rgw-port", "37480", "--module-port", "39284", "--exporter-port", "39285",
-    "--node-exporter-port", "39100", "--prometheus-port", "39090", "--alertmanager-port", "39093",
-    "--ceph-metrics-port", "39283",
-)  # fmt: skip
+TWO_HOSTS = ("--hosts", "2", "--name", "pwkill", "--subnet-index", "7", "--osd-size", "4")
 
 
 def _kill_everything_of(directory: Path, state: LabState) -> list[int]:
@@ -112,13 +107,14 @@ def test_a_lab_killed_without_down_is_removed_by_the_next_up_of_its_name_and_a_r
     for directory in (KILLED_DIR, NEXT_DIR):
         if (directory / "lab.json").exists():
             run_lab(directory, "down")
-    first = run_lab(KILLED_DIR, "up", *TWO_HOSTS)
+    ports = port_flags(free_ports(10))  # both labs: the name is checked before the ports
+    first = run_lab(KILLED_DIR, "up", *TWO_HOSTS, *ports)
     assert first.returncode == 0, first.stderr
     state, netns, links, name = snapshot(KILLED_DIR)
     next_state = state
     try:
         # The name of a running lab, from another directory: refused, nothing of either lab touched.
-        taken = run_lab(NEXT_DIR, "up", *TWO_HOSTS)
+        taken = run_lab(NEXT_DIR, "up", *TWO_HOSTS, *ports)
         assert taken.returncode == 1
         assert f"the lab name 'pwkill' is taken by the lab running in {KILLED_DIR}" in taken.stderr
         assert not NEXT_DIR.exists()
@@ -129,7 +125,7 @@ def test_a_lab_killed_without_down_is_removed_by_the_next_up_of_its_name_and_a_r
         assert all(net.netns_exists(ns) for ns in netns) and state.loops  # what a restart leaves behind
         print(f"\nkilled {len(killed)} processes; left: {len(netns)} namespaces, {len(state.loops)} loop devices")
 
-        next_up = run_lab(NEXT_DIR, "up", *TWO_HOSTS)
+        next_up = run_lab(NEXT_DIR, "up", *TWO_HOSTS, *ports)
         assert next_up.returncode == 0, next_up.stderr
         next_state = snapshot(NEXT_DIR)[0]
         assert f"the lab in {KILLED_DIR} (--name pwkill) ended without `down`" in next_up.stderr
