@@ -82,6 +82,10 @@ def dashboard_rules(p: Profile) -> list[Rule]:
             "osd:ceph_perfwatch_rocksdb_compactions:rate",
             by(f"{OSD}, trigger", "sum", rate(sel("ceph_perfwatch_rocksdb_compactions_total", mod), w)),
         ),
+        rule(  # Reef 18.2 and later: every compaction RocksDB finishes, its own level compactions too
+            "osd:ceph_perfwatch_rocksdb_compactions_completed:rate",
+            by(OSD, "sum", rate(sel("ceph_perfwatch_rocksdb_compactions_completed_total", mod), w)),
+        ),
         # the light probes' latency histograms, summed over OSDs and mgrs (they reset when the mgr does)
         rule(
             "cluster:ceph_perfwatch_probe_latency_bucket:rate",

@@ -23,6 +23,9 @@ from .common import (
 NAME = "bluestore"
 WHERE = (CLUSTER, OSDS)
 PER_OSD = "{{ceph_daemon}}"
+# Panels of counters only some Ceph releases have (dashboards/queries.py RELEASE_DEPENDENT_PANELS)
+COMPACTIONS_FINISHED = "Compactions finished and running (Reef 18.2 and later)"
+LAST_COMPACTION = "Last compaction duration (Reef 18.2 and later)"
 
 
 def caches() -> Row:
@@ -106,8 +109,9 @@ def rocksdb() -> Row:
                 "Compactions",
                 "Compactions Ceph asks RocksDB for, per second, by the module's trigger label: background (Ceph's "
                 "`compact` counter: whole-DB compactions, e.g. `ceph tell osd.N compact`), range (ranges queued "
-                "after deletions such as PG removal) and queue merges. RocksDB's own level compactions have no "
-                "Ceph counter: the queue and stalls beside show whether they keep up.",
+                "after deletions such as PG removal; Pacific only) and queue merges. RocksDB's own level "
+                "compactions are counted only from Reef 18.2 on (the panels below); on Pacific the queue and "
+                "stalls beside show whether they keep up.",
                 "cps",
                 [q("osd:ceph_perfwatch_rocksdb_compactions:rate", *WHERE, legend="{{ceph_daemon}} {{trigger}}")],
                 width=6,
@@ -143,6 +147,27 @@ def rocksdb() -> Row:
                 steps=over("media_commit_latency_seconds"),
                 links=[runbook("PerfwatchOSDMediaSaturated")],
                 width=6,
+            ),
+            graph(
+                COMPACTIONS_FINISHED,
+                "Compactions RocksDB finished per second, whatever started them (its own level compactions "
+                "too), and how many run now. Ceph counts these from Reef 18.2 on (RocksDB's compaction events); "
+                "Pacific has no such counter and this panel stays empty there. Compactions running most of the "
+                "time while writes stall (above): compaction is the OSD's bottleneck.",
+                "short",
+                [
+                    q("osd:ceph_perfwatch_rocksdb_compactions_completed:rate", *WHERE, legend=f"{PER_OSD} finished/s"),
+                    q("ceph_perfwatch_rocksdb_compactions_running", MODULE, *WHERE, legend=f"{PER_OSD} running"),
+                ],
+                width=12,
+            ),
+            graph(
+                LAST_COMPACTION,
+                "How long the last compaction RocksDB finished took (Reef 18.2 and later; empty on Pacific). "
+                "Compactions that grow longer over days: the DB grows, or the device holding it slows down.",
+                "s",
+                [q("ceph_perfwatch_rocksdb_last_compaction_duration_seconds", MODULE, *WHERE, legend=PER_OSD)],
+                width=12,
             ),
         ],
     )

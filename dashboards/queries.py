@@ -86,6 +86,33 @@ CONDITIONAL_PANELS: tuple[Conditional, ...] = (
 )
 
 
+@dataclasses.dataclass(frozen=True)
+class ReleaseDependent:
+    """A panel of module families only some Ceph releases have: it has data exactly where the module exports
+    them (the module reports the counters behind them in `counters_unavailable` elsewhere)."""
+
+    dashboard: str  # uid
+    panel: str  # title
+    families: tuple[str, ...]  # the module families (metric names) it reads
+    releases: str
+
+
+RELEASE_DEPENDENT_PANELS: tuple[ReleaseDependent, ...] = (
+    ReleaseDependent(
+        "perfwatch-bluestore",
+        "Compactions finished and running (Reef 18.2 and later)",
+        ("ceph_perfwatch_rocksdb_compactions_completed_total", "ceph_perfwatch_rocksdb_compactions_running"),
+        "Reef 18.2 and later",
+    ),
+    ReleaseDependent(
+        "perfwatch-bluestore",
+        "Last compaction duration (Reef 18.2 and later)",
+        ("ceph_perfwatch_rocksdb_last_compaction_duration_seconds",),
+        "Reef 18.2 and later",
+    ),
+)
+
+
 def substitute(text: str, values: Mapping[str, str]) -> str:
     """`text` with every reference to a variable of `values` replaced by its value (others left as they are)."""
 
@@ -135,3 +162,7 @@ def variable_selectors(dashboard: Mapping[str, Any], values: Mapping[str, str]) 
 
 def conditional(uid: str, title: str) -> Conditional | None:
     return next((c for c in CONDITIONAL_PANELS if (c.dashboard, c.panel) == (uid, title)), None)
+
+
+def release_dependent(uid: str, title: str) -> ReleaseDependent | None:
+    return next((r for r in RELEASE_DEPENDENT_PANELS if (r.dashboard, r.panel) == (uid, title)), None)

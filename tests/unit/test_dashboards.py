@@ -23,6 +23,7 @@ from grafana_foundation_sdk.models import prometheus as pm
 from alerts import alerting, validate
 from alerts.profiles import PRODUCTION
 from dashboards import common, generate, queries
+from perfwatch import counters
 from perfwatch.metric_families import MODULE_REGISTRY
 
 REPO = Path(__file__).resolve().parents[2]
@@ -272,3 +273,25 @@ def test_every_panel_title_is_unique_within_its_dashboard(boards: list[dict[str,
     for board in boards:
         titles = [p["title"] for p in panels(board)]
         assert len(titles) == len(set(titles)), board["uid"]
+
+
+def test_release_dependent_panels_read_only_families_some_releases_lack(boards: list[dict[str, Any]]) -> None:
+    """Each names a panel; each family it lists comes only from counters a release may lack (counters.py
+    `releases`), and its queries read those families (raw, or a rule recorded from them) and nothing else."""
+    recording = {r["record"]: r["expr"] for g in yaml.safe_load(RECORDING.read_text())["groups"] for r in g["rules"]}
+    titles = {(uid, panel["title"]) for uid, panel in every_panel(boards)}
+    entries = queries.RELEASE_DEPENDENT_PANELS
+    assert entries and len({(r.dashboard, r.panel) for r in entries}) == len(entries)
+    assert not {(r.dashboard, r.panel) for r in entries} & {(c.dashboard, c.panel) for c in queries.CONDITIONAL_PANELS}
+    for entry in entries:
+        assert (entry.dashboard, entry.panel) in titles, entry
+        assert queries.release_dependent(entry.dashboard, entry.panel) == entry
+        for family in entry.families:
+            name = family.removeprefix("ceph_perfwatch_")
+            specs = [s for s in (*counters.OSD_SPECS, *counters.RGW_SPECS) if s.family == name]
+            assert specs and all(s.releases for s in specs), f"{family}: every release has it, not release-dependent"
+        board = next(b for b in boards if b["uid"] == entry.dashboard)
+        exprs = [q.expr for q in queries.panel_queries(board, {}) if q.panel == entry.panel]
+        read = {n for e in exprs for n in re.findall(r"ceph_perfwatch_\w+", recording.get(e.split("{")[0], e))}
+        assert read == set(entry.families), (entry.panel, read)
+    assert queries.release_dependent("perfwatch-bottlenecks", "Alerts firing") is None
