@@ -25,9 +25,12 @@ class Profile:
     module_selector: str = 'job="perfwatch"'
     # The perfwatch host exporter on every Ceph host (scraped with honor_labels: it sets `cluster`).
     exporter_selector: str = 'job="perfwatch-host"'
-    # node_exporter on every Ceph host. Its targets must carry `cluster` and `hostname` target labels
-    # (the exporter's --hostname, by default the short host name Ceph uses): that is the join key.
-    node_selector: str = 'job="node"'
+    # node_exporter on every Ceph host: job "node" (cephadm, the node-mixin's convention) or "node-exporter"
+    # (kube-prometheus-stack and kube-prometheus, e.g. beside Rook). Per-device and per-host inputs take the
+    # max over targets, so a host scraped by both is not counted twice. Its targets must carry `cluster` and
+    # `hostname` target labels (the exporter's --hostname, by default the short host name Ceph uses): that
+    # is the join key.
+    node_selector: str = 'job=~"node|node-exporter"'
     # Ceph's own metrics: the prometheus mgr module (job "ceph", as cephadm names it: pool usage for IOPS/GB,
     # and per-OSD client I/O on Pacific) and ceph-exporter (job "ceph-exporter": per-OSD client I/O from
     # Reef on, where the module leaves perf counters out by default). Per-OSD rates take the max over
