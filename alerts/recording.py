@@ -48,8 +48,10 @@ def signal_rules(p: Profile) -> list[Rule]:
         return by(HOST_DEVICE, "max", rate(sel(metric, node), w))
 
     on_host_device = "\n+ on (cluster, hostname, device)\n"
-    idle = by(HOST, "sum", rate(sel("node_cpu_seconds_total", node, 'mode=~"idle|iowait"'), w))
-    cores = by(HOST, "count", sel("node_cpu_seconds_total", node, 'mode="idle"'))
+    # per CPU and mode first (max): a host whose node_exporter two jobs scrape counts each CPU once
+    idle_per_cpu = by(f"{HOST}, cpu, mode", "max", rate(sel("node_cpu_seconds_total", node, 'mode=~"idle|iowait"'), w))
+    idle = by(HOST, "sum", idle_per_cpu)
+    cores = by(HOST, "count", by(f"{HOST}, cpu", "max", sel("node_cpu_seconds_total", node, 'mode="idle"')))
     nic_rate = "max by (cluster, hostname, device) ({})"
     # A tc shaping rate limits what the host sends, not what it receives: receive is judged against the
     # link speed only (a shaped NIC's receive side has no capacity series, and no receive verdict).
@@ -119,9 +121,9 @@ def signal_rules(p: Profile) -> list[Rule]:
         rule("host_nic:ceph_perfwatch_network_utilisation:ratio", f"{nic['transmit']}\nor\n{nic['receive']}"),
         rule(
             "host_nic:node_network_drops:rate",
-            by(HOST_DEVICE, "sum", rate(sel("node_network_receive_drop_total", node, p.nic_selector), w))
+            by(HOST_DEVICE, "max", rate(sel("node_network_receive_drop_total", node, p.nic_selector), w))
             + "\n+ on (cluster, hostname, device)\n"
-            + by(HOST_DEVICE, "sum", rate(sel("node_network_transmit_drop_total", node, p.nic_selector), w)),
+            + by(HOST_DEVICE, "max", rate(sel("node_network_transmit_drop_total", node, p.nic_selector), w)),
         ),
     ]
 
