@@ -19,14 +19,23 @@ def free_port() -> int:
 
 
 class Prometheus:
-    def __init__(self, workdir: Path, targets: list[str], scrape_interval: str = "2s") -> None:
+    def __init__(
+        self,
+        workdir: Path,
+        targets: list[str],
+        scrape_interval: str = "2s",
+        scrape_configs: list[dict[str, Any]] | None = None,
+    ) -> None:
+        """Scrapes `targets` as job perfwatch, or, given `scrape_configs`, exactly those jobs."""
         self.workdir = workdir
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         workdir.mkdir(parents=True, exist_ok=True)
         config = {
             "global": {"scrape_interval": scrape_interval, "evaluation_interval": scrape_interval},
-            "scrape_configs": [{"job_name": "perfwatch", "static_configs": [{"targets": targets}]}],
+            "scrape_configs": scrape_configs
+            if scrape_configs is not None
+            else [{"job_name": "perfwatch", "static_configs": [{"targets": targets}]}],
         }
         (workdir / "prometheus.yml").write_text(json.dumps(config))  # JSON is YAML
         self.log = open(workdir / "prometheus.log", "wb")  # noqa: SIM115 - closed in stop()
