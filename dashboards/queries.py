@@ -94,7 +94,6 @@ class ReleaseDependent:
     dashboard: str  # uid
     panel: str  # title
     families: tuple[str, ...]  # the module families (metric names) it reads
-    releases: str
 
 
 RELEASE_DEPENDENT_PANELS: tuple[ReleaseDependent, ...] = (
@@ -102,13 +101,11 @@ RELEASE_DEPENDENT_PANELS: tuple[ReleaseDependent, ...] = (
         "perfwatch-bluestore",
         "Compactions finished and running (Reef 18.2 and later)",
         ("ceph_perfwatch_rocksdb_compactions_completed_total", "ceph_perfwatch_rocksdb_compactions_running"),
-        "Reef 18.2 and later",
     ),
     ReleaseDependent(
         "perfwatch-bluestore",
         "Last compaction duration (Reef 18.2 and later)",
         ("ceph_perfwatch_rocksdb_last_compaction_duration_seconds",),
-        "Reef 18.2 and later",
     ),
 )
 
