@@ -59,7 +59,19 @@ class CephAdapter:
     def pool_names_ending(self, suffix: str) -> List[str]:
         raise NotImplementedError
 
-    def create_pool(self, name: str, pg_num: int, application: str) -> None:
+    def pool_max(self) -> int:
+        """The highest pool id the OSD map has assigned (Ceph never reuses one)."""
+        raise NotImplementedError
+
+    def pool_objects(self, name: str) -> Optional[int]:
+        """Objects in the pool as the mgr's last `df` counts them, None when it has no figure for it."""
+        raise NotImplementedError
+
+    def create_pool(self, name: str, pg_num: int) -> None:
+        raise NotImplementedError
+
+    def tag_pool(self, name: str, application: str) -> None:
+        """Enable the application on the pool; returns when the mgr's OSD map shows it (or its timeout)."""
         raise NotImplementedError
 
     def pg_primaries(self, pool_id: int) -> Dict[int, int]:

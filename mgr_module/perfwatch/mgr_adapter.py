@@ -160,9 +160,22 @@ class MgrAdapter(CephAdapter):
     def pool_names_ending(self, suffix: str) -> List[str]:
         return sorted(p["pool_name"] for p in self._pools() if p.get("pool_name", "").endswith(suffix))
 
-    def create_pool(self, name: str, pg_num: int, application: str) -> None:
+    def pool_max(self) -> int:
+        osd_map = self.module.get("osd_map") or {}
+        ids = [int(p["pool"]) for p in osd_map.get("pools", [])]  # a lower mark, as sound, if pool_max is absent
+        return max([int(osd_map.get("pool_max", 0)), *ids])
+
+    def pool_objects(self, name: str) -> Optional[int]:
+        for pool in (self.module.get("df") or {}).get("pools", []):
+            if pool.get("name") == name:
+                return int((pool.get("stats") or {}).get("objects", 0))
+        return None
+
+    def create_pool(self, name: str, pg_num: int) -> None:
         self.module.log.info("creating scratch pool %s with %d PGs", name, pg_num)
         self.mon_command({"prefix": "osd pool create", "pool": name, "pg_num": pg_num})
+
+    def tag_pool(self, name: str, application: str) -> None:
         self.mon_command({"prefix": "osd pool application enable", "pool": name, "app": application})
         deadline = time.monotonic() + self.timeout()
         while application not in (self.pool_applications(name) or {}) and time.monotonic() < deadline:

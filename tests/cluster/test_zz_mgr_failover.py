@@ -6,12 +6,17 @@ Named to run last among the session-lab tests: it disturbs the mgrs (and puts th
 
 from __future__ import annotations
 
+import json
 import re
+import time
 from pathlib import Path
 
 import pytest
 
-from .labutil import LabHandle, run_lab, wait_until
+from lab.cephcli import CephCommandError
+from perfwatch.benchmarks import records, store, versioned
+
+from .labutil import LabHandle, run_lab, start_bench, wait_until
 
 pytestmark = pytest.mark.every_release  # what differs between Ceph releases
 
@@ -100,3 +105,55 @@ def test_the_new_active_mgr_still_logs_perfwatch_after_a_failover(lab: LabHandle
         assert started.returncode == 0, started.stderr
     wait_until(lambda: lab.ceph("mgr", "stat")["num_standby"] == 1, 60, f"mgr.{old_active} back as standby")
     lab.wait_healthy(60, "HEALTH_OK after failover")
+
+
+def _pool_applications(lab: LabHandle, name: str) -> dict:
+    return next(p for p in lab.ceph("osd", "pool", "ls", "detail") if p["pool_name"] == name)["application_metadata"]
+
+
+def test_a_scratch_pool_a_mgr_restart_left_untagged_is_tagged_by_the_next_active_mgr_and_no_older_pool_is(
+    lab: LabHandle,
+) -> None:
+    # Enabling any mgr module restarts the active mgr: the lab's own `up` (prometheus enabled right after
+    # perfwatch) cut perfwatch off between `osd pool create` and tagging the pool on Tentacle, and every
+    # later run was refused. Here the state such a restart leaves is made on purpose: the record perfwatch
+    # stores before creating a pool (the OSD map's highest pool id then), the pool made after it, untagged;
+    # beside it an untagged pool made before the record, which must stay refused and untouched.
+    older, interrupted = "pw-untagged-older", "pw-untagged-interrupted"
+    key = "mgr/perfwatch/" + versioned.PREFIX + store.POOL_CREATIONS
+    lab.ceph("osd", "pool", "create", older, "8", as_json=False)
+    mark = lab.ceph("osd", "dump")["pool_max"]
+    record = {name: {"pool_max": mark, "at": round(time.time(), 3)} for name in (older, interrupted)}
+    lab.ceph("config-key", "set", key, json.dumps({"version": records.VERSION, "data": record}), as_json=False)
+    lab.ceph("osd", "pool", "create", interrupted, "8", as_json=False)
+    old_active = lab.ceph("mgr", "stat")["active_name"]
+    try:
+        lab.ceph("mgr", "fail", old_active, as_json=False)  # the next active mgr loads the record
+        wait_until(lambda: lab.ceph("perfwatch", "status", timeout=10)["mgr"] != old_active, 90, "another mgr active")
+        lab.ceph("config", "set", "mgr", "mgr/perfwatch/scratch_pool", older, as_json=False)
+        with pytest.raises(CephCommandError, match="it has no application tag") as refused:
+            start_bench(lab, "--kind", "rados")
+        assert refused.value.returncode == 22
+        lab.ceph("config", "set", "mgr", "mgr/perfwatch/scratch_pool", interrupted, as_json=False)
+        run_id = start_bench(lab, "--kind", "rados")
+        run = wait_until(
+            lambda: next(
+                (r for r in lab.ceph("perfwatch", "bench", "status")["recent"] if r["run_id"] == run_id), None
+            ),
+            120,
+            f"{run_id} to finish",
+            0.5,
+        )
+        assert run["state"] == "done", run
+        assert _pool_applications(lab, interrupted) == {"perfwatch": {}}
+        assert _pool_applications(lab, older) == {}, "a pool older than the record is not perfwatch's"
+        left = json.loads(lab.ceph("config-key", "get", key, as_json=False))["data"]
+        assert interrupted not in left and older in left, left
+    finally:
+        lab.ceph("config", "rm", "mgr", "mgr/perfwatch/scratch_pool", as_json=False)
+        lab.ceph("config", "set", "mon", "mon_allow_pool_delete", "true", as_json=False)
+        for name in (older, interrupted):
+            lab.ceph("osd", "pool", "rm", name, name, "--yes-i-really-really-mean-it", as_json=False)
+        lab.ceph("config", "rm", "mon", "mon_allow_pool_delete", as_json=False)
+    wait_until(lambda: lab.ceph("mgr", "stat")["num_standby"] == 1, 60, f"mgr.{old_active} back as standby")
+    lab.wait_healthy(60, "HEALTH_OK after the pools are removed")

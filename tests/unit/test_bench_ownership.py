@@ -7,8 +7,12 @@ from typing import Any
 
 import pytest
 
-from perfwatch.benchmarks import rgw_index, scratch
+from perfwatch.adapter import REASON_ERROR, FetchError
+from perfwatch.benchmarks import records_scratch, rgw_index, scratch
 from perfwatch.benchmarks.base import BenchError
+from perfwatch.benchmarks.store import BenchStore
+
+from .test_bench_store import KV
 
 OPTS = {
     "scratch_pool": "perfwatch",
@@ -19,26 +23,62 @@ OPTS = {
 
 
 class Pools:
+    """The pools as the mgr's OSD map and df show them: ids assigned in order and never reused."""
+
     def __init__(self, apps: dict[str, dict[str, Any]]) -> None:
         self.apps = apps
+        self.ids = {name: i + 1 for i, name in enumerate(apps)}
+        self.objects: dict[str, int] = {}
+        self.max_id = len(apps)
         self.created: list[str] = []
+        self.tagged: list[str] = []
         self.ready_after = 0  # polls before a new pool's PGs have primaries
+        self.fail_tag = False  # the mgr dies between `osd pool create` and tagging the pool
+        self.on_create: Any = None  # called with the pool's name just before it is created
 
     def pool_applications(self, name: str) -> dict[str, Any] | None:
         return self.apps.get(name)
 
     def pool(self, name: str) -> tuple[int, int] | None:
-        return (1, 32) if name in self.apps else None
+        return (self.ids[name], 32) if name in self.apps else None
 
-    def create_pool(self, name: str, pg_num: int, application: str) -> None:
+    def pool_max(self) -> int:
+        return self.max_id
+
+    def pool_objects(self, name: str) -> int | None:
+        return self.objects.get(name, 0) if name in self.apps else None
+
+    def create_pool(self, name: str, pg_num: int) -> None:
+        if self.on_create:
+            self.on_create(name)
         self.created.append(name)
-        self.apps[name] = {application: {}}
+        self.add(name, {})
         self.polls = 0
+
+    def add(self, name: str, apps: dict[str, Any]) -> None:
+        """A pool made (by perfwatch, or by hand) with these applications."""
+        self.max_id += 1
+        self.ids[name], self.apps[name] = self.max_id, apps
+
+    def tag_pool(self, name: str, application: str) -> None:
+        if self.fail_tag:
+            raise RuntimeError("the mgr restarted")
+        self.tagged.append(name)
+        self.apps[name][application] = {}
 
     def pg_primaries(self, pool_id: int) -> dict[int, int]:
         """A new pool's PGs get their primaries a few polls after it was created."""
         self.polls += 1
         return {pg: pg % 3 for pg in range(32)} if self.polls > self.ready_after else {0: 0}
+
+
+def store(kv: KV) -> BenchStore:
+    """What a (new) mgr loads from the key-value store, which outlives a mgr restart."""
+    return BenchStore(kv.get, kv.put, history_limit=10, window=3, log=Log())
+
+
+def ensure(pools: Pools, kv: KV, options: dict | None = None) -> tuple[int, int]:
+    return scratch.ensure_pool(pools, options or OPTS, store(kv), Log())
 
 
 @pytest.mark.parametrize(
@@ -57,17 +97,115 @@ def test_only_a_pool_tagged_perfwatch_and_used_by_nothing_else_is_ours(apps: dic
 
 
 def test_a_missing_pool_is_created_and_tagged_and_an_existing_foreign_one_refused_unchanged() -> None:
-    pools = Pools({".rgw.root": {"rgw": {}}})
-    assert scratch.ensure_pool(pools, OPTS) == (1, 32)
+    pools, kv = Pools({".rgw.root": {"rgw": {}}}), KV()
+    assert ensure(pools, kv) == (2, 32)
     assert pools.created == ["perfwatch"] and pools.apps["perfwatch"] == {"perfwatch": {}}
+    assert store(kv).pool_creations() == {}, "the creation record goes once the pool is tagged"
     with pytest.raises(BenchError, match=r"scratch pool '\.rgw\.root' is not perfwatch's"):
-        scratch.ensure_pool(pools, dict(OPTS, scratch_pool=".rgw.root"))
-    assert pools.created == ["perfwatch"]
+        ensure(pools, kv, dict(OPTS, scratch_pool=".rgw.root"))
+    assert pools.created == ["perfwatch"] and pools.tagged == ["perfwatch"]
 
 
 def test_a_missing_pool_with_creation_off_is_refused_saying_how_to_make_one() -> None:
-    problem = scratch.pool_problem(Pools({}), dict(OPTS, scratch_pool_create=False))
+    problem = scratch.pool_problem(Pools({}), dict(OPTS, scratch_pool_create=False), {})
     assert problem and "ceph osd pool application enable perfwatch perfwatch" in problem
+
+
+def test_the_creation_is_recorded_in_the_store_before_the_pool_is_created() -> None:
+    pools, kv = Pools({".rgw.root": {"rgw": {}}}), KV()
+    seen: list[dict] = []
+    pools.on_create = lambda name: seen.append(store(kv).pool_creations())
+    ensure(pools, kv)
+    assert seen == [{"perfwatch": {"pool_max": 1, "at": seen[0]["perfwatch"]["at"]}}]
+
+
+def test_a_pool_whose_creation_cannot_be_recorded_is_not_created() -> None:
+    pools, kv = Pools({}), KV()
+
+    def refuse(key: str, value: str | None) -> None:
+        raise OSError("config-key set: EACCES")
+
+    with pytest.raises(OSError, match="EACCES"):
+        scratch.ensure_pool(pools, OPTS, BenchStore(kv.get, refuse, 10, 3, Log()), Log())
+    assert pools.created == []
+
+
+def test_a_pool_left_untagged_by_a_mgr_restart_is_finished_by_the_next_mgr() -> None:
+    # Seen on Tentacle: the lab enabled prometheus right after perfwatch; the mgr respawned between
+    # perfwatch's `osd pool create` and its tagging, and every later run was refused ("no application tag").
+    pools, kv = Pools({".rgw.root": {"rgw": {}}}), KV()
+    pools.fail_tag = True
+    with pytest.raises(RuntimeError, match="the mgr restarted"):
+        ensure(pools, kv)
+    assert pools.apps["perfwatch"] == {}
+    pools.fail_tag = False
+    assert scratch.pool_problem(pools, OPTS, store(kv).pool_creations()) is None  # `bench run` accepts it
+    assert ensure(pools, kv) == (2, 32)  # the next mgr's first run
+    assert pools.created == ["perfwatch"] and pools.apps["perfwatch"] == {"perfwatch": {}}
+    assert store(kv).pool_creations() == {}
+
+
+@pytest.mark.parametrize(
+    ("made_before_the_record", "objects", "why"),
+    [
+        (True, 0, "it has no application tag"),  # an operator's untagged pool of that name, older than the record
+        (False, 5, "holds 5 objects perfwatch did not write: not touching it"),
+    ],
+)
+def test_an_untagged_pool_perfwatch_did_not_begin_to_create_or_that_holds_objects_is_refused_untouched(
+    made_before_the_record: bool, objects: int, why: str
+) -> None:
+    pools, kv = Pools({}), KV()
+    if made_before_the_record:
+        pools.add("perfwatch", {})
+    store(kv).begin_pool_creation("perfwatch", pools.pool_max())
+    if not made_before_the_record:
+        pools.add("perfwatch", {})
+    pools.objects["perfwatch"] = objects
+    with pytest.raises(BenchError, match=why):
+        ensure(pools, kv)
+    assert pools.apps["perfwatch"] == {} and pools.tagged == [] and pools.created == []
+
+
+def test_a_creation_record_of_another_pool_proves_nothing_about_this_one() -> None:
+    pools, kv = Pools({"perfwatch": {}}), KV()
+    store(kv).begin_pool_creation("other-pool", 0)
+    with pytest.raises(BenchError, match="it has no application tag"):
+        ensure(pools, kv)
+    assert pools.tagged == []
+
+
+def test_a_creation_the_mon_refused_leaves_no_record_behind() -> None:
+    pools, kv = Pools({}), KV()
+
+    def refused(name: str) -> None:
+        raise FetchError(REASON_ERROR, "mon: osd pool create: -34 pg_num 32 would exceed mon_max_pg_per_osd")
+
+    pools.on_create = refused
+    with pytest.raises(FetchError, match="mon_max_pg_per_osd"):
+        ensure(pools, kv)
+    assert store(kv).pool_creations() == {}
+    pools.add("perfwatch", {})  # made by hand afterwards, untagged: not perfwatch's
+    with pytest.raises(BenchError, match="it has no application tag"):
+        ensure(pools, kv)
+
+
+@pytest.mark.parametrize(
+    ("data", "kept", "dropped"),
+    [
+        ({"perfwatch": {"pool_max": 3, "at": 1.5}}, {"perfwatch": {"pool_max": 3, "at": 1.5}}, 0),
+        (
+            {"perfwatch": {"pool_max": "3", "at": 1.5}, "x": {"pool_max": 1, "at": 2}},
+            {"x": {"pool_max": 1, "at": 2}},
+            1,
+        ),
+        ({"": {"pool_max": 3, "at": 1.5}, "y": {"pool_max": True, "at": 1}, "z": []}, {}, 3),
+    ],
+)
+def test_a_broken_creation_record_keeps_only_entries_that_prove_something(data: dict, kept: dict, dropped: int) -> None:
+    cleaned = records_scratch.clean_pool_creations(data)
+    assert cleaned.value == kept and len(cleaned.dropped) == dropped
+    assert records_scratch.clean_pool_creations(["perfwatch"]).value is None
 
 
 class Io:
@@ -181,7 +319,7 @@ def test_probe_object_keys_carry_the_run_id() -> None:
 def test_a_new_pool_is_ready_only_when_every_pg_has_a_primary() -> None:
     pools = Pools({})
     naps: list[float] = []
-    pools.create_pool("perfwatch", 32, "perfwatch")
+    pools.create_pool("perfwatch", 32)
     pools.ready_after = 3
     scratch.wait_for_primaries(pools, "perfwatch", (1, 32), sleep=naps.append)
     assert pools.polls == 4 and len(naps) == 3

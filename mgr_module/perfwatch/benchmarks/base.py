@@ -49,6 +49,7 @@ class Context:
         log: Any,
         register_scratch: Callable[[Dict[str, Any]], None],
         osd_latency_guard: Callable[[List[int]], Optional[str]],
+        pool_creations: Any,
         requested: Optional[Dict[str, Optional[int]]] = None,
     ) -> None:
         self.run_id = run_id
@@ -64,6 +65,7 @@ class Context:
         self.log = log
         self.register_scratch = register_scratch
         self.osd_latency_guard = osd_latency_guard
+        self.pool_creations = pool_creations  # the BenchStore's record of scratch pools being created
         self.unsettled = False  # set when an op may still land after the run: keep its scratch entry
         # The parameters as the user gave them (None: not given). None when the runner does not pass
         # them: then a value other than the default counts as asked for (Benchmark.explicit).

@@ -101,7 +101,7 @@ class Lifecycle:
         clean = kind.validate(params)
         heavy = kind.is_heavy(clean)
         if kind.scratch_pool:
-            problem = scratch.pool_problem(self._adapter, self._options())
+            problem = scratch.pool_problem(self._adapter, self._options(), self._store.pool_creations())
             if problem:
                 raise ValueError(problem)
         infos = self._adapter.osd_infos()

@@ -50,7 +50,7 @@ class RadosLatency(Benchmark):
             check_nearfull(view, [o.id for o in plan if o.up], BLOCK, "rados probe")
 
     def run(self, ctx: Context) -> List[Measurement]:
-        pool_id, pg_num = ensure_pool(ctx.adapter, ctx.options)
+        pool_id, pg_num = ensure_pool(ctx.adapter, ctx.options, ctx.pool_creations, ctx.log)
         ctx.check_capacity(self)  # before anything is written
         pool, ns = scratch_location(ctx.options)
         ctx.register_scratch({"pool": pool, "namespace": ns, "prefix": ctx.run_id})

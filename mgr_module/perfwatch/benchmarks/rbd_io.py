@@ -44,7 +44,7 @@ class RbdIO(Benchmark):
     def run(self, ctx: Context) -> List[Measurement]:
         import rbd
 
-        ensure_pool(ctx.adapter, ctx.options)
+        ensure_pool(ctx.adapter, ctx.options, ctx.pool_creations, ctx.log)
         pool, ns = scratch_location(ctx.options)
         name = _image_name(ctx.run_id)
         ctx.register_scratch({"pool": pool, "namespace": ns, "image": name})

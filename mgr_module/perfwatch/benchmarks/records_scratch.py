@@ -1,4 +1,5 @@
-"""The records of scratch data awaiting cleanup: the registry, and run ids recovered from broken ones. Pure."""
+"""The records of scratch data awaiting cleanup: the registry, run ids recovered from broken ones, and the
+scratch pools perfwatch began to create. Pure."""
 
 from typing import Any, Dict, Optional
 
@@ -62,3 +63,20 @@ def clean_recovered(data: Any) -> records.Cleaned:
         return None if run_id and isinstance(kind, str) else "recovered run id {!r}: {!r}".format(run_id, kind)
 
     return records.clean_entries(data, "recovered run ids", problem)
+
+
+def clean_pool_creations(data: Any) -> records.Cleaned:
+    """bench/pool_creations: pool name -> {"pool_max": the highest pool id the OSD map had assigned when
+    perfwatch decided to create the pool, "at": epoch seconds}: saved before `osd pool create`, dropped
+    once the pool carries perfwatch's application tag."""
+
+    def problem(pool: str, value: Any) -> Optional[str]:
+        good = (
+            bool(pool)
+            and isinstance(value, dict)
+            and records.is_int(value.get("pool_max"))
+            and records.is_number(value.get("at"))
+        )
+        return None if good else "pool creation {!r}: {!r}".format(pool, value)
+
+    return records.clean_entries(data, "pool creations", problem)

@@ -57,6 +57,7 @@ def make_context(
         log=log,
         register_scratch=register,
         osd_latency_guard=latency_guard(adapter, [o.id for o in plan], float(opts["abort_client_latency_ms"]) / 1000),
+        pool_creations=store,
         requested=run.requested,
     )
     return ctx

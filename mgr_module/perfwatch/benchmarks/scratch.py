@@ -1,8 +1,10 @@
 """Where benchmarks may write: the scratch pool and namespace, created only when allowed."""
 
+import threading
 import time
 from typing import Any, Callable, Dict, Optional, Tuple
 
+from ..adapter import REASON_ERROR, FetchError
 from .base import BenchError
 
 
@@ -42,8 +44,23 @@ def ownership_problem(pool: str, applications: Dict[str, Any]) -> Optional[str]:
     return None
 
 
-def pool_problem(adapter: Any, options: Dict[str, Any]) -> Optional[str]:
-    """Why a run may not write into the scratch pool now (None: it may; a missing pool it may create)."""
+def unfinished_creation(
+    pool: str,
+    found: Optional[Tuple[int, int]],
+    applications: Optional[Dict[str, Any]],
+    creations: Dict[str, Dict[str, Any]],
+) -> bool:
+    """Whether `pool`, found with no application at all, is the one perfwatch began to create when a mgr
+    restart (enabling any module restarts the active mgr) cut it off between `osd pool create` and
+    tagging. Before creating it, perfwatch recorded the highest pool id the OSD map had assigned; Ceph
+    never reuses a pool id, so a pool of that name with a higher id was created after that record."""
+    record = creations.get(pool)
+    return found is not None and not applications and record is not None and found[0] > int(record["pool_max"])
+
+
+def pool_problem(adapter: Any, options: Dict[str, Any], creations: Dict[str, Dict[str, Any]]) -> Optional[str]:
+    """Why a run may not write into the scratch pool now (None: it may; a missing pool it may create,
+    an untagged one whose creation it began it finishes). creations: BenchStore.pool_creations()."""
     pool, _ns = scratch_location(options)
     applications = adapter.pool_applications(pool)
     if applications is None:
@@ -55,23 +72,60 @@ def pool_problem(adapter: Any, options: Dict[str, Any]) -> Optional[str]:
                 )
             )
         return None
+    if pool in creations and unfinished_creation(pool, adapter.pool(pool), applications, creations):
+        return None
     return ownership_problem(pool, applications)
 
 
-def ensure_pool(adapter: Any, options: Dict[str, Any]) -> Tuple[int, int]:
-    """(pool id, pg_num) of the scratch pool: created (and tagged) when missing and allowed; BenchError
-    when it exists but is not perfwatch's."""
+def ensure_pool(adapter: Any, options: Dict[str, Any], creations: Any, log: Any) -> Tuple[int, int]:
+    """(pool id, pg_num) of the scratch pool: created and tagged when missing and allowed (the creation
+    recorded first, in creations: a BenchStore), or tagged when a mgr restart cut its creation short;
+    BenchError when it exists but is not perfwatch's."""
+    with _ENSURING:  # one run at a time: two creating at once could record a mark above the pool's id
+        return _ensure_pool(adapter, options, creations, log)
+
+
+_ENSURING = threading.Lock()
+
+
+def _ensure_pool(adapter: Any, options: Dict[str, Any], creations: Any, log: Any) -> Tuple[int, int]:
     pool, _ns = scratch_location(options)
-    problem = pool_problem(adapter, options)
+    begun = creations.pool_creations()
+    problem = pool_problem(adapter, options, begun)
     if problem:
         raise BenchError(problem)
     found = adapter.pool(pool)
     if found is None:
-        adapter.create_pool(pool, int(options["scratch_pool_pg_num"]), OWNER_APPLICATION)
+        creations.begin_pool_creation(pool, adapter.pool_max())
+        try:
+            adapter.create_pool(pool, int(options["scratch_pool_pg_num"]))
+        except FetchError as exc:
+            if exc.reason == REASON_ERROR:  # the mon refused: no pool was made (a timeout leaves it unknown)
+                creations.end_pool_creation(pool)
+            raise
+        adapter.tag_pool(pool, OWNER_APPLICATION)
         found = adapter.pool(pool)
         if found is None:
             raise BenchError("scratch pool {!r} was created but is not in the OSD map yet".format(pool))
+        creations.end_pool_creation(pool)
         wait_for_primaries(adapter, pool, found)
+    elif not adapter.pool_applications(pool):  # pool_problem found it to be an unfinished creation
+        objects = adapter.pool_objects(pool)
+        if objects:
+            raise BenchError(
+                "scratch pool {!r} is the pool perfwatch began to create, but it has no application tag and "
+                "holds {} objects perfwatch did not write: not touching it. Tag it with `ceph osd pool "
+                "application enable {} {}` if it is perfwatch's".format(pool, objects, pool, OWNER_APPLICATION)
+            )
+        log.warning(
+            "scratch pool %s (id %d) was created by perfwatch but not tagged (the mgr restarted in between): "
+            "tagging it with application %s now", pool, found[0], OWNER_APPLICATION,
+        )  # fmt: skip
+        adapter.tag_pool(pool, OWNER_APPLICATION)
+        creations.end_pool_creation(pool)
+        wait_for_primaries(adapter, pool, found)
+    elif pool in begun:  # tagged meanwhile (by a concurrent run, or by hand)
+        creations.end_pool_creation(pool)
     return found
 
 

@@ -20,6 +20,8 @@ from .baseline import Baselines, Verdict, judge
 from .results import Measurement
 from .versioned import VersionedRecords
 
+POOL_CREATIONS = "pool_creations"  # the record of scratch pools being created (a key under versioned.PREFIX)
+
 
 class ScratchFull(BenchError):
     """The scratch registry is full: a run may not write what it cannot register for cleanup."""
@@ -37,6 +39,7 @@ class BenchStore:
     ) -> None:
         self._log = log if log is not None else logging.getLogger(__name__)
         self._lock = threading.RLock()
+        self._clock = clock
         self._records = VersionedRecords(get, put, self._log, clock, self._lock)
         load = self._records.load
         self.history_limit = min(max(1, history_limit), records.MAX_HISTORY)
@@ -55,6 +58,11 @@ class BenchStore:
         # Runs in progress (run id -> record with the results so far): what a mgr that dies leaves here
         # is recorded as interrupted by the next one (take_interrupted).
         self._running: Dict[str, Dict[str, Any]] = load("running", records_runs.clean_running, dict)
+        # Scratch pools perfwatch began to create (pool name -> {"pool_max", "at"}): a mgr restart between
+        # `osd pool create` and tagging the pool leaves one untagged, which this record proves is perfwatch's.
+        self._pool_creations: Dict[str, Dict[str, Any]] = load(
+            POOL_CREATIONS, records_scratch.clean_pool_creations, dict
+        )
         self._history: Dict[str, List[Dict[str, Any]]] = {}
 
     @property
@@ -262,3 +270,26 @@ class BenchStore:
             dropped = self._running.pop(run_id, None) is not None
         if dropped:
             self._save("running", self._running)
+
+    # ----- scratch pools being created ----------------------------------------------------------------
+
+    def pool_creations(self) -> Dict[str, Dict[str, Any]]:
+        """Pool name -> {"pool_max", "at"}: the scratch pools perfwatch began to create and has not yet
+        seen tagged as its own."""
+        with self._lock:
+            return copy.deepcopy(self._pool_creations)
+
+    def begin_pool_creation(self, pool: str, pool_max: int) -> None:
+        """Record, before `osd pool create`, that perfwatch creates `pool` now that the OSD map's highest
+        pool id is `pool_max`. Raises when the record cannot be stored: then the pool is not created."""
+        with self._lock:
+            self._pool_creations[pool] = {"pool_max": int(pool_max), "at": round(self._clock(), 3)}
+            self._records.bound("pool creations", self._pool_creations)
+        self._records.save(POOL_CREATIONS, self._pool_creations, strict=True)
+
+    def end_pool_creation(self, pool: str) -> None:
+        """The pool carries perfwatch's tag (or is gone): nothing is left to finish."""
+        with self._lock:
+            dropped = self._pool_creations.pop(pool, None) is not None
+        if dropped:
+            self._save(POOL_CREATIONS, self._pool_creations)

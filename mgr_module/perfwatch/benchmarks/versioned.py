@@ -149,14 +149,17 @@ class VersionedRecords:
 
     # ----- writing ------------------------------------------------------------------------------
 
-    def save(self, name: str, value: Any) -> None:
-        """Write one record in its envelope. A failure is a log line: the next save tries again."""
+    def save(self, name: str, value: Any, strict: bool = False) -> None:
+        """Write one record in its envelope. A failure is a log line: the next save tries again; with
+        strict, it is raised too (for a record that must be stored before what it records is done)."""
         try:
             with self._lock:  # run threads change these while others save them
                 text = json.dumps({"version": records.VERSION, "data": value}, sort_keys=True)
             self._put(PREFIX + name, text)
         except Exception as exc:
             self._log.error("perfwatch: cannot save %s%s (%s: %s)", PREFIX, name, type(exc).__name__, exc)
+            if strict:
+                raise
 
     def bound(self, what: str, mapping: Dict[str, Any]) -> None:
         """Trim a mapping to records.MAX_KEYS keys, with a log line naming what was dropped."""
