@@ -111,6 +111,11 @@ def _ensure_pool(adapter: Any, options: Dict[str, Any], creations: Any, log: Any
         wait_for_primaries(adapter, pool, found)
     elif not adapter.pool_applications(pool):  # pool_problem found it to be an unfinished creation
         objects = adapter.pool_objects(pool)
+        if objects is None:  # the mgr's df does not list it yet (just after a failover): not on a guess
+            raise BenchError(
+                "scratch pool {!r} is the pool perfwatch began to create, but the mgr has no object count for "
+                "it yet: it is tagged by a later run once the count shows it empty".format(pool)
+            )
         if objects:
             raise BenchError(
                 "scratch pool {!r} is the pool perfwatch began to create, but it has no application tag and "
