@@ -45,17 +45,13 @@ def ownership_problem(pool: str, applications: Dict[str, Any]) -> Optional[str]:
 
 
 def unfinished_creation(
-    pool: str,
-    found: Optional[Tuple[int, int]],
-    applications: Optional[Dict[str, Any]],
-    creations: Dict[str, Dict[str, Any]],
+    found: Optional[Tuple[int, int]], applications: Optional[Dict[str, Any]], record: Dict[str, Any]
 ) -> bool:
-    """Whether `pool`, found with no application at all, is the one perfwatch began to create when a mgr
+    """Whether a pool, found with no application at all, is the one perfwatch began to create when a mgr
     restart (enabling any module restarts the active mgr) cut it off between `osd pool create` and
-    tagging. Before creating it, perfwatch recorded the highest pool id the OSD map had assigned; Ceph
-    never reuses a pool id, so a pool of that name with a higher id was created after that record."""
-    record = creations.get(pool)
-    return found is not None and not applications and record is not None and found[0] > int(record["pool_max"])
+    tagging. Before creating it, perfwatch recorded (`record`) the highest pool id the OSD map had
+    assigned; Ceph never reuses a pool id, so a pool of that name with a higher id came after it."""
+    return found is not None and not applications and found[0] > int(record["pool_max"])
 
 
 def pool_problem(adapter: Any, options: Dict[str, Any], creations: Dict[str, Dict[str, Any]]) -> Optional[str]:
@@ -72,20 +68,21 @@ def pool_problem(adapter: Any, options: Dict[str, Any], creations: Dict[str, Dic
                 )
             )
         return None
-    if pool in creations and unfinished_creation(pool, adapter.pool(pool), applications, creations):
+    record = creations.get(pool)
+    if record is not None and unfinished_creation(adapter.pool(pool), applications, record):
         return None
     return ownership_problem(pool, applications)
+
+
+_ENSURING = threading.Lock()  # one run at a time: two creating at once could record a mark above the pool's id
 
 
 def ensure_pool(adapter: Any, options: Dict[str, Any], creations: Any, log: Any) -> Tuple[int, int]:
     """(pool id, pg_num) of the scratch pool: created and tagged when missing and allowed (the creation
     recorded first, in creations: a BenchStore), or tagged when a mgr restart cut its creation short;
     BenchError when it exists but is not perfwatch's."""
-    with _ENSURING:  # one run at a time: two creating at once could record a mark above the pool's id
+    with _ENSURING:
         return _ensure_pool(adapter, options, creations, log)
-
-
-_ENSURING = threading.Lock()
 
 
 def _ensure_pool(adapter: Any, options: Dict[str, Any], creations: Any, log: Any) -> Tuple[int, int]:
