@@ -253,10 +253,11 @@ class Lab:
             self._start(name)
         step("daemons, exporters, Alertmanager and Prometheus started; enabling the perfwatch and prometheus modules")
         mgrmodules.enable(self.ceph, catalogue)
-        step("waiting for all OSDs up and in, RGW answering, every PG active+clean, HEALTH_OK")
+        step("waiting for all OSDs up and in, RGW answering, the mgr's own pool made, every PG active+clean, HEALTH_OK")
         wait_for(functools.partial(probes.osds_up_in, self.ceph, config.osds), 120, f"{config.osds} OSDs up and in")
         rgw = catalogue.rgw_url()
         wait_for(functools.partial(probes.rgw_answers, rgw), 90, f"RGW on {rgw}")
+        wait_for(functools.partial(mgrmodules.mgr_pool_made, self.ceph), 60, "the mgr to make its pool", 0.5)
         wait_for(self.pgs_clean, 120, "every PG active+clean")
         for note in mgrmodules.tag_mgr_pools(self.ceph):
             step(note)

@@ -58,6 +58,13 @@ def enable(ceph: Ceph, catalogue: Catalogue) -> None:
 MGR_POOLS = {".mgr": "mgr", "device_health_metrics": "mgr_devicehealth"}
 
 
+def mgr_pool_made(ceph: Ceph) -> bool:
+    """Whether the mgr has made its own pool. Pacific's devicehealth makes device_health_metrics as the mgr
+    starts; from Reef on it makes .mgr some 10 s after the active mgr (re)starts, which can be after every
+    other PG is clean: a lab that reported ready before then saw a new pool's PG appear under its tests."""
+    return any(pool in MGR_POOLS for pool in ceph("osd", "pool", "ls"))
+
+
 def tag_mgr_pools(ceph: Ceph) -> list[str]:
     """Give the mgr's own pool its application when it has none; returns what was done. Enabling modules
     restarts the active mgr; on Tentacle a restart between its `osd pool create .mgr` and `osd pool

@@ -80,17 +80,31 @@ class LabHandle:
         return {**os.environ, "CEPH_CONF": str(self.conf)}
 
 
+# The refusals a test waits out: the module is right to refuse, and the cause passes by itself.
+PASSING_REFUSALS = (
+    # a run of that kind in progress: the module's own schedule starts light probes (rados every minute)
+    "is still running",
+    # a heavy round's health guard: a pool just created (the mgr's .mgr, the module's scratch pool, an RGW
+    # bucket's) has PGs not yet reported active+clean, even when the test's own look at `pg stat` a moment
+    # earlier found every PG clean (`pg stat` counts a new pool's PGs only once the mgr has their stats)
+    "PGs are not active+clean",
+    # a writing kind's free-space check just after a mgr restart, before the OSDs' figures reach it
+    "no free-space figures for",
+)
+
+
 def start_bench(lab: LabHandle, *args: str, timeout: float = 120) -> str:
-    """Start a benchmark run and return its id. The module's own schedule starts light probes (a rados
-    probe every minute): while one of the same kind runs, `bench run` is refused with EBUSY, rightly.
-    Wait for it and try again; any other refusal is the test's to see."""
+    """Start a benchmark run and return its id. While `bench run` is refused with EBUSY for a reason in
+    PASSING_REFUSALS, wait and try again (up to `timeout` s); any other refusal is the test's to see."""
     deadline = time.monotonic() + timeout
     while True:
         try:
             return lab.ceph("perfwatch", "bench", "run", *args)["run_id"]
         except cephcli.CephCommandError as exc:
-            if exc.returncode != EBUSY or "is still running" not in exc.stderr or time.monotonic() > deadline:
+            passing = exc.returncode == EBUSY and any(reason in exc.stderr for reason in PASSING_REFUSALS)
+            if not passing or time.monotonic() > deadline:
                 raise
+            print(f"bench run {' '.join(args)} refused for now, trying again: {exc.stderr.strip()}")
         time.sleep(1)
 
 

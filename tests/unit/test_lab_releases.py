@@ -7,6 +7,7 @@ import json
 import os
 import shlex
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -338,3 +339,18 @@ def test_an_untagged_mgr_pool_gets_the_mgrs_application_and_nothing_else_is_touc
     notes = mgrmodules.tag_mgr_pools(ceph)
     assert calls[1:] == [("osd", "pool", "application", "enable", ".mgr", "mgr", "--yes-i-really-mean-it")]
     assert len(notes) == 1 and ".mgr" in notes[0]
+
+
+def test_the_lab_waits_for_the_mgrs_own_pool_by_either_of_its_names_and_no_other_pool_counts() -> None:
+    from lab import mgrmodules
+
+    def ceph_with(*names: str) -> Callable[..., object]:
+        def ceph(*args: str, timeout: float = 30.0, as_json: bool = True) -> object:
+            assert args == ("osd", "pool", "ls")
+            return list(names)
+
+        return ceph
+
+    assert not mgrmodules.mgr_pool_made(ceph_with(".rgw.root", "default.rgw.log", "perfwatch", "mgr"))
+    assert mgrmodules.mgr_pool_made(ceph_with(".rgw.root", ".mgr"))  # Reef on
+    assert mgrmodules.mgr_pool_made(ceph_with("device_health_metrics", "default.rgw.meta"))  # Pacific
