@@ -59,10 +59,16 @@ MGR_POOLS = {".mgr": "mgr", "device_health_metrics": "mgr_devicehealth"}
 
 
 def mgr_pool_made(ceph: Ceph) -> bool:
-    """Whether the mgr has made its own pool. Pacific's devicehealth makes device_health_metrics as the mgr
-    starts; from Reef on it makes .mgr some 10 s after the active mgr (re)starts, which can be after every
-    other PG is clean: a lab that reported ready before then saw a new pool's PG appear under its tests."""
-    return any(pool in MGR_POOLS for pool in ceph("osd", "pool", "ls"))
+    """Whether the mgr has made its own pool; when not, ask devicehealth to make it. From Reef on the mgr
+    makes .mgr some 10 s after the active mgr (re)starts, which can be after every other PG is clean: a lab
+    that reported ready before then had a new pool's PG appear under its first test. Pacific's devicehealth
+    makes device_health_metrics only on an OSD map change once enough OSDs are up, or when it scrapes: after
+    the restart that enabling modules causes, with every OSD already up, that can be never. A scrape
+    (`ceph device scrape-health-metrics`, on every release) makes the pool when it is missing."""
+    if any(pool in MGR_POOLS for pool in ceph("osd", "pool", "ls")):
+        return True
+    ceph("device", "scrape-health-metrics", timeout=10, as_json=False)
+    return False
 
 
 def tag_mgr_pools(ceph: Ceph) -> list[str]:

@@ -341,16 +341,21 @@ def test_an_untagged_mgr_pool_gets_the_mgrs_application_and_nothing_else_is_touc
     assert len(notes) == 1 and ".mgr" in notes[0]
 
 
-def test_the_lab_waits_for_the_mgrs_own_pool_by_either_of_its_names_and_no_other_pool_counts() -> None:
+def test_the_lab_waits_for_the_mgrs_own_pool_by_either_of_its_names_and_asks_devicehealth_for_it() -> None:
     from lab import mgrmodules
+
+    calls: list[tuple[str, ...]] = []
 
     def ceph_with(*names: str) -> Callable[..., object]:
         def ceph(*args: str, timeout: float = 30.0, as_json: bool = True) -> object:
-            assert args == ("osd", "pool", "ls")
-            return list(names)
+            calls.append(args)
+            return list(names) if args == ("osd", "pool", "ls") else ""
 
         return ceph
 
     assert not mgrmodules.mgr_pool_made(ceph_with(".rgw.root", "default.rgw.log", "perfwatch", "mgr"))
+    assert calls == [("osd", "pool", "ls"), ("device", "scrape-health-metrics")]  # a scrape makes it
+    calls.clear()
     assert mgrmodules.mgr_pool_made(ceph_with(".rgw.root", ".mgr"))  # Reef on
     assert mgrmodules.mgr_pool_made(ceph_with("device_health_metrics", "default.rgw.meta"))  # Pacific
+    assert calls == [("osd", "pool", "ls")] * 2  # no scrape once the pool is there
