@@ -108,6 +108,15 @@ def start_bench(lab: LabHandle, *args: str, timeout: float = 120) -> str:
         time.sleep(1)
 
 
+def finished(lab: LabHandle, run_id: str, timeout: float = 120) -> dict:
+    """The record of run `run_id` once `bench status` lists it among the recent (ended) runs."""
+
+    def done() -> dict | None:
+        return next((r for r in lab.ceph("perfwatch", "bench", "status")["recent"] if r["run_id"] == run_id), None)
+
+    return wait_until(done, timeout, f"{run_id} to finish", 0.5)
+
+
 def free_ports(count: int) -> int:
     """The first of `count` consecutive TCP ports free on 127.0.0.1, below the ephemeral range (a port
     in it may be taken by an outgoing connection between the check and the bind)."""

@@ -15,7 +15,7 @@ import pytest
 
 from lab.cephcli import CephCommandError
 
-from .labutil import LabHandle, run_lab, s3_client, s3_user, start_bench, wait_until
+from .labutil import LabHandle, finished, run_lab, s3_client, s3_user, start_bench, wait_until
 
 INTERVAL = 5
 SCRATCH_POOL, SCRATCH_NS = "perfwatch", "perfwatch"
@@ -33,17 +33,6 @@ def bench(lab: LabHandle) -> Iterator[LabHandle]:
 
 def start(lab: LabHandle, *args: str) -> str:
     return start_bench(lab, *args)
-
-
-def finished(lab: LabHandle, run_id: str, timeout: float = 120) -> dict:
-    def done() -> dict | None:
-        status = lab.ceph("perfwatch", "bench", "status")
-        for run in status["recent"]:
-            if run["run_id"] == run_id:
-                return run
-        return None
-
-    return wait_until(done, timeout, f"{run_id} to finish", 0.5)
 
 
 def results(lab: LabHandle, run_id: str) -> list[dict]:

@@ -18,7 +18,7 @@ from dashboards import generate as dashboards_generate
 from dashboards import queries as dashboard_queries
 from perfwatch import counters
 
-from .labutil import LabHandle, run_lab, s3_client, start_bench, wait_until
+from .labutil import LabHandle, finished, run_lab, s3_client, start_bench, wait_until
 from .test_lab_monitoring import get, query
 
 # Series that exist only after an event; each test below makes its event happen first. Any other
@@ -52,12 +52,7 @@ def families_this_release_lacks(url: str) -> set[str]:
 
 
 def bench_done(lab: LabHandle, *args: str) -> None:
-    run_id = start_bench(lab, *args)
-
-    def done() -> dict | None:
-        return next((r for r in lab.ceph("perfwatch", "bench", "status")["recent"] if r["run_id"] == run_id), None)
-
-    run = wait_until(done, 120, f"{run_id} to finish", 0.5)
+    run = finished(lab, start_bench(lab, *args))
     assert run["state"] == "done", run
 
 

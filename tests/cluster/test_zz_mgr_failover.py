@@ -16,7 +16,7 @@ import pytest
 from lab.cephcli import CephCommandError
 from perfwatch.benchmarks import records, store, versioned
 
-from .labutil import LabHandle, run_lab, start_bench, wait_until
+from .labutil import LabHandle, finished, run_lab, start_bench, wait_until
 
 pytestmark = pytest.mark.every_release  # what differs between Ceph releases
 
@@ -136,14 +136,7 @@ def test_a_scratch_pool_a_mgr_restart_left_untagged_is_tagged_by_the_next_active
         assert refused.value.returncode == 22
         lab.ceph("config", "set", "mgr", "mgr/perfwatch/scratch_pool", interrupted, as_json=False)
         run_id = start_bench(lab, "--kind", "rados")
-        run = wait_until(
-            lambda: next(
-                (r for r in lab.ceph("perfwatch", "bench", "status")["recent"] if r["run_id"] == run_id), None
-            ),
-            120,
-            f"{run_id} to finish",
-            0.5,
-        )
+        run = finished(lab, run_id)
         assert run["state"] == "done", run
         assert _pool_applications(lab, interrupted) == {"perfwatch": {}}
         assert _pool_applications(lab, older) == {}, "a pool older than the record is not perfwatch's"
