@@ -264,6 +264,9 @@ class Lab:
         wait_for(functools.partial(probes.health_ok, self.ceph), 120, "HEALTH_OK")
         for name, url in catalogue.exporter_urls().items():
             wait_for(functools.partial(probes.http_answers, url), 30, f"{name} on {url}", 0.5)
+        for name, url in catalogue.exporter_urls().items():  # answering at once, from their caches
+            if name.startswith("exporter."):
+                wait_for(functools.partial(probes.exporter_collected, url), 60, f"{name}'s first collection", 0.5)
         for name, url in catalogue.monitoring_urls().items():
             log = catalogue.output_path(name)
             ready = functools.partial(probes.http_ready, self.state.daemons[name], f"{url}-/ready", name, log)

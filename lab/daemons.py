@@ -213,6 +213,8 @@ class Catalogue:
             "--same-netns",
             "--asok-dir",
             str(self.config.directory / "run"),
+            "--collect-interval",
+            str(monitoring.EXPORTER_COLLECT_INTERVAL),
         ]
         if self.fsid:  # set by `up` before any daemon starts, and kept in state.json after
             # Only this lab's daemons: another lab (or a cluster) on this machine has its own exporters.

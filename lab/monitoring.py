@@ -35,6 +35,7 @@ FALLBACK_ALERTMANAGER_CONFIG: dict[str, Any] = {
 }
 
 SCRAPE_INTERVAL = "5s"
+EXPORTER_COLLECT_INTERVAL = 5  # seconds: the host exporters collect as often as Prometheus scrapes them
 SCRAPE_TIMEOUT = "4s"
 RETENTION = "1d"
 # Job names are a contract with the alert rules (alerts/): do not rename them.

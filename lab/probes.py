@@ -7,6 +7,7 @@ False while nothing answers.
 
 from __future__ import annotations
 
+import re
 import time
 import urllib.error
 import urllib.request
@@ -89,6 +90,21 @@ def http_answers(url: str) -> bool:
             return resp.status == 200
     except (urllib.error.URLError, ConnectionError, TimeoutError):
         return False
+
+
+_COLLECTIONS = re.compile(r"^ceph_perfwatch_exporter_collections_total\{[^}]*\} (\S+)$", re.MULTILINE)
+
+
+def exporter_collected(url: str) -> bool:
+    """The perfwatch host exporter at `url` (its /metrics) serves a finished collection: it answers from
+    a cache that its background collection fills, with nothing of the daemons before the first one."""
+    try:
+        with urllib.request.urlopen(url, timeout=3) as resp:
+            text = resp.read().decode("utf-8", "replace")
+    except (urllib.error.URLError, ConnectionError, TimeoutError):
+        return False
+    match = _COLLECTIONS.search(text)
+    return match is not None and float(match.group(1)) >= 1
 
 
 def http_ready(ref: ProcRef, url: str, name: str, log: Path) -> bool:

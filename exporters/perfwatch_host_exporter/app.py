@@ -1,37 +1,50 @@
-"""What the HTTP endpoint answers, as a function of the request path (the server is the module's)."""
+"""What the HTTP endpoint answers, as a function of the request path (the server is the module's).
 
-import gzip
+/metrics is the cache of the last collection, never a collection of its own; /healthz is 200 while
+collections keep coming and 503 when they stopped (a liveness probe restarts a stuck exporter); / is a
+small page that says the same."""
+
 import html
 from typing import Callable
 
 from perfwatch.exposition import CONTENT_TYPE
 from perfwatch.version import __version__
-from perfwatch.web import Response
+from perfwatch.web import App, Response
 
-App = Callable[[str, bool], Response]
+from .collection_loop import Health
 
 _PAGE = """<!DOCTYPE html>
 <html><head><title>perfwatch host exporter</title></head>
 <body><h1>perfwatch host exporter</h1>
 <p>Version {version}. Host {hostname}.</p>
-<ul><li><a href="/metrics">/metrics</a>: Prometheus metrics</li></ul>
+<p>Collection: {health}</p>
+<ul><li><a href="/metrics">/metrics</a>: Prometheus metrics</li>
+<li><a href="/healthz">/healthz</a>: 200 while collections keep coming, else 503</li></ul>
 </body></html>
 """
+_TEXT = "text/plain; charset=utf-8"
 
 
-def make_app(render: Callable[[], str], hostname: str) -> App:
-    """/metrics collects now (scrapes take turns) and renders; / is a small page; the rest is 404."""
+def make_app(body: Callable[[bool], bytes], health: Callable[[], Health], hostname: str) -> App:
+    """body(gzip) is the cached /metrics answer; health() the state of the collection loop."""
 
     def app(path: str, accepts_gzip: bool) -> Response:
         path = path.split("?", 1)[0]
         if path == "/metrics":
-            body = render().encode("utf-8")
-            if accepts_gzip:
-                return Response(200, CONTENT_TYPE, gzip.compress(body), {"Content-Encoding": "gzip"})
-            return Response(200, CONTENT_TYPE, body, {})
+            headers = {"Content-Encoding": "gzip"} if accepts_gzip else {}
+            return Response(200, CONTENT_TYPE, body(accepts_gzip), headers)
+        if path == "/healthz":
+            state = health()
+            text = "{}: {}\n".format("ok" if state.ok else "stuck", state.message)
+            return Response(200 if state.ok else 503, _TEXT, text.encode("utf-8"), {})
         if path == "/":
-            page = _PAGE.format(version=html.escape(__version__), hostname=html.escape(hostname)).encode("utf-8")
-            return Response(200, "text/html; charset=utf-8", page, {})
-        return Response(404, "text/plain; charset=utf-8", "no such page: {}\n".format(path).encode("utf-8"), {})
+            state = health()
+            page = _PAGE.format(
+                version=html.escape(__version__),
+                hostname=html.escape(hostname),
+                health=html.escape(("" if state.ok else "STUCK: ") + state.message),
+            )
+            return Response(200, "text/html; charset=utf-8", page.encode("utf-8"), {})
+        return Response(404, _TEXT, "no such page: {}\n".format(path).encode("utf-8"), {})
 
     return app

@@ -10,12 +10,22 @@ import os
 import socket
 import struct
 import time
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, FrozenSet, List, NamedTuple, Optional, Tuple
 
 from .identity import Identity
 
-# (socket path, command, timeout, the PID that must be listening or None) -> the JSON reply
-AsokCall = Callable[[str, Dict[str, Any], float, Optional[int]], Any]
+
+class Listener(NamedTuple):
+    """Who must listen on a daemon's socket: the daemon's process, as a trusted user."""
+
+    pid: int
+    uids: FrozenSet[int]
+
+
+# (socket path, command, timeout, who must be listening or None) -> the JSON reply
+AsokCall = Callable[[str, Dict[str, Any], float, Optional[Listener]], Any]
+
+UNTRUSTED_SOCKET = "untrusted_socket"  # a refusal reason (families.REFUSAL_REASONS)
 
 MAX_REPLY = 64 << 20  # a perf dump is well under a megabyte
 _SUN_PATH_MAX = 107  # sockaddr_un.sun_path holds 108 bytes with the NUL
@@ -29,6 +39,10 @@ def config_get(var: str) -> Dict[str, Any]:
 
 class AsokError(Exception):
     pass
+
+
+class UntrustedSocket(AsokError):
+    """The socket's listener runs as a user that is not trusted: nothing was sent to it."""
 
 
 def _connect(sock: socket.socket, path: str) -> None:
@@ -59,28 +73,36 @@ def _recv_exact(sock: socket.socket, size: int, deadline: float) -> bytes:
     return b"".join(chunks)
 
 
-def peer_pid(sock: socket.socket) -> int:
-    """The PID of the process that listens on a connected unix socket (SO_PEERCRED; in our PID
-    namespace, 0 when it has no PID there)."""
+def peer_creds(sock: socket.socket) -> Tuple[int, int]:
+    """(pid, uid) of the process that listens on a connected unix socket (SO_PEERCRED, as the kernel
+    recorded them when it listened: in our namespaces, pid 0 when it has no PID in ours)."""
     creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-    return int(struct.unpack("3i", creds)[0])
+    pid, uid, _gid = struct.unpack("3i", creds)
+    return int(pid), int(uid)
 
 
-def call(path: str, command: Dict[str, Any], timeout: float, pid: Optional[int] = None) -> Any:
+def check_listener(path: str, pid: int, uid: int, expected: Listener) -> None:
+    """Raises UntrustedSocket when the listener's user is not trusted, AsokError when it is another
+    process than the daemon (a socket found by name may be another cluster's daemon of the same name,
+    or a stale one). A listener with no PID in our namespace (pid 0) is judged by its user alone."""
+    if uid not in expected.uids:
+        raise UntrustedSocket("{} is listened on by uid {}, not a Ceph daemon's user".format(path, uid))
+    if pid not in (0, expected.pid):
+        raise AsokError("{} belongs to pid {}, not {}".format(path, pid, expected.pid))
+
+
+def call(path: str, command: Dict[str, Any], timeout: float, expected: Optional[Listener] = None) -> Any:
     """Send one command; the decoded JSON reply. Raises AsokError (timeouts, errors, bad replies).
 
-    With `pid`, the socket must belong to that process: a socket found by name (in --asok-dir, say)
-    may be another cluster's daemon of the same name, and its answer would be about the wrong one.
-    (A socket whose listener has no PID in our namespace is taken on trust.)"""
+    With `expected`, nothing is sent unless the listener is that process and a trusted user
+    (check_listener)."""
     deadline = time.monotonic() + timeout
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         sock.settimeout(timeout)
         _connect(sock, path)
-        if pid is not None:
-            owner = peer_pid(sock)
-            if owner not in (0, pid):
-                raise AsokError("{} belongs to pid {}, not {}".format(path, owner, pid))
+        if expected is not None:
+            check_listener(path, *peer_creds(sock), expected)
         sock.sendall(json.dumps(command).encode("utf-8") + b"\0")
         (length,) = struct.unpack(">I", _recv_exact(sock, 4, deadline))
         if length > MAX_REPLY:

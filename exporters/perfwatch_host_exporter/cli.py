@@ -13,12 +13,15 @@ from typing import Any, List, NoReturn, Optional
 from perfwatch.server import HttpServer
 from perfwatch.version import __version__
 
-from . import fsid, network
+from . import fsid, network, trust
 from .app import make_app
+from .collection_loop import CollectionLoop
 from .collector import Collector, Settings
+from .fsroot import Root
 
 PROG = "perfwatch-host-exporter"
 DEFAULT_PORT = 9285
+DEFAULT_INTERVAL = 15.0
 
 log = logging.getLogger("perfwatch_host_exporter")
 
@@ -56,6 +59,23 @@ def _seconds(text: str) -> float:
     if not 0 < value <= 60:
         raise argparse.ArgumentTypeError("{} is outside (0, 60] seconds".format(text))
     return value
+
+
+def _interval(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("not a number of seconds: {!r}".format(text)) from None
+    if not 1 <= value <= 300:
+        raise argparse.ArgumentTypeError("{} is outside [1, 300] seconds".format(text))
+    return value
+
+
+def _user(text: str) -> trust.User:
+    try:
+        return trust.parse_user(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _name(text: str) -> str:
@@ -109,6 +129,24 @@ def parser() -> argparse.ArgumentParser:
         "--asok-timeout", type=_seconds, default=2.0, metavar="SECONDS", help="admin socket timeout (default 2)"
     )
     p.add_argument(
+        "--collect-interval",
+        type=_interval,
+        default=DEFAULT_INTERVAL,
+        metavar="SECONDS",
+        help="seconds between collections, which run in the background; /metrics serves the last one "
+        "(default {:g}; 1-300)".format(DEFAULT_INTERVAL),
+    )
+    p.add_argument(
+        "--daemon-user",
+        type=_user,
+        action="append",
+        default=[],
+        metavar="USER",
+        help="also trust processes of this user (a name of this host or a uid) as Ceph daemons; repeatable. "
+        "Always trusted: root, the ceph user, the owners of cephadm's /var/lib/ceph/<fsid> directories. "
+        "Rook and other containers run the daemons as uid 167",
+    )
+    p.add_argument(
         "--net-device-exclude",
         type=_regex,
         default=network.DEFAULT_EXCLUDE,
@@ -135,6 +173,11 @@ def main(argv: Optional[List[str]] = None) -> int:
     http_log = logging.getLogger("perfwatch_host_exporter.http")
     http_log.setLevel(level if level <= logging.DEBUG else max(level, logging.WARNING))
     hostname = args.hostname or socket.gethostname()
+    _, problems = trust.users(Root("/"), args.daemon_user)
+    unknown = [p for p in problems if p.startswith("--daemon-user")]
+    if unknown:
+        sys.stderr.write("{}: error: {}\n".format(PROG, "; ".join(unknown)))
+        return 2
     settings = Settings(
         hostname=hostname,
         cluster=args.cluster,
@@ -143,9 +186,11 @@ def main(argv: Optional[List[str]] = None) -> int:
         asok_dirs=tuple(args.asok_dir),
         asok_timeout=args.asok_timeout,
         net_device_exclude=args.net_device_exclude,
+        daemon_users=tuple(args.daemon_user),
     )
     collector = Collector(settings, tc=network.default_tc(), log=log)
-    server = HttpServer(make_app(collector.render, hostname), args.listen_address, args.port, http_log)
+    loop = CollectionLoop(collector.collect, hostname, args.collect_interval, log)
+    server = HttpServer(make_app(loop.body, loop.health, hostname), args.listen_address, args.port, http_log)
     stop = threading.Event()
 
     def on_signal(signum: int, frame: Any) -> None:
@@ -158,9 +203,17 @@ def main(argv: Optional[List[str]] = None) -> int:
     except OSError as exc:
         sys.stderr.write("{}: cannot listen on {}:{}: {}\n".format(PROG, args.listen_address, args.port, exc))
         return 1
-    log.info("serving http://%s:%d/metrics for hostname %s", args.listen_address, args.port, hostname)
+    loop.start()
+    log.info(
+        "serving http://%s:%d/metrics for hostname %s; collecting every %g s",
+        args.listen_address,
+        args.port,
+        hostname,
+        args.collect_interval,
+    )
     while not stop.wait(1.0):
         pass
     log.info("stopping")
     server.stop()
+    loop.stop()
     return 0

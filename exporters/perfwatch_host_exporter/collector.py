@@ -1,4 +1,5 @@
-"""One collection: find the daemons, read what the host knows of each, render. Scrapes take turns."""
+"""One collection: find the trusted daemons, read what the host knows of each, as samples. The
+collection loop (collection_loop.py) runs it in the background; scrapes never wait for it."""
 
 import logging
 import os
@@ -10,15 +11,15 @@ from typing import Callable, List, NamedTuple, Optional, Set, Tuple
 from perfwatch.exposition import render
 from perfwatch.metrics_model import Labels, Sample
 
-from . import asok, network, rgw
+from . import asok, network, rgw, trust
 from . import families as f
 from .cgroup_reader import CgroupError, CgroupReader
 from .clusters import ClusterIds
-from .discovery import Daemon, scan
+from .discovery import Daemon, Found, Scanner
 from .errors import ErrorCounter
 from .fsroot import Root
 from .osd_map import Key, OsdDeviceMap
-from .procfs import ProcStat, parse_stat
+from .procfs import ProcStat
 from .sockets import DaemonSockets
 
 
@@ -30,6 +31,7 @@ class Settings(NamedTuple):
     asok_dirs: Tuple[str, ...] = ()
     asok_timeout: float = 2.0
     net_device_exclude: str = network.DEFAULT_EXCLUDE  # interfaces without a capacity row (regex)
+    daemon_users: Tuple[trust.User, ...] = ()  # trusted besides root, ceph and cephadm's cluster dirs' owners
 
 
 class Collector:
@@ -46,20 +48,26 @@ class Collector:
     ) -> None:
         self.settings = settings
         self._net_exclude = re.compile(settings.net_device_exclude)
-        self.root = root if root is not None else Root("/")
         self.tc = tc
         self.clk_tck = clk_tck or os.sysconf("SC_CLK_TCK")
         self.page_size = page_size or os.sysconf("SC_PAGE_SIZE")
         self.clock = clock
         self.log = log or logging.getLogger(__name__)
-        self.errors = ErrorCounter(self.log)
-        self.sockets = DaemonSockets(self.root, asok_call, list(settings.asok_dirs), settings.asok_timeout)
+        self.errors = ErrorCounter(f.ERROR_SOURCES, self.log)
+        self.refusals = ErrorCounter(f.REFUSAL_REASONS, self.log)
+        self.root = (root if root is not None else Root("/")).reporting_to(self.refusals)
+        self.trusted = trust.Trusted(frozenset({0}), ((0, "root"),))
+        self.scanner = Scanner(self.root, self.errors, self.refusals)
+        self.sockets = DaemonSockets(
+            self.root, asok_call, list(settings.asok_dirs), settings.asok_timeout, self.refusals
+        )
         self.cgroups = CgroupReader(self.root)
         self.osd_map = OsdDeviceMap(self.root, self.sockets, self.errors, clock)
         self.clusters = ClusterIds(self.root, self.sockets, clock, self.log)
         self._lock = threading.Lock()
 
     def render(self) -> str:
+        """One collection, rendered (tests and tools; the exporter serves the collection loop's cache)."""
         return render(f.EXPORTER_REGISTRY, self.collect())
 
     def collect(self) -> List[Sample]:
@@ -69,8 +77,9 @@ class Collector:
     def _collect(self) -> List[Sample]:
         started = self.clock()
         host: Labels = (("hostname", self.settings.hostname),)
+        self._trust()
         try:
-            daemons = scan(self.root, self.settings.cluster, self.settings.same_netns, self.errors)
+            daemons = self.scanner.scan(self.trusted, self.settings.cluster, self.settings.same_netns)
         except OSError as exc:
             self.errors("proc", "scanning /proc: {}".format(exc))
             daemons = []
@@ -96,14 +105,26 @@ class Collector:
         self.osd_map.keep_only(live)
         self.clusters.keep_only(live)
         samples.extend(self._network(host))
-        samples.append(Sample(f.SCRAPE_DURATION, "", host, self.clock() - started))
+        samples.append(Sample(f.COLLECTION_DURATION, "", host, self.clock() - started))
         for source in f.ERROR_SOURCES:
-            samples.append(Sample(f.SCRAPE_ERRORS, "", (*host, ("source", source)), self.errors.counts[source]))
+            samples.append(Sample(f.COLLECTION_ERRORS, "", (*host, ("source", source)), self.errors.counts[source]))
+        for reason in f.REFUSAL_REASONS:
+            samples.append(Sample(f.REFUSED, "", (*host, ("reason", reason)), self.refusals.counts[reason]))
         samples.append(Sample(f.DAEMONS, "", host, len(selected)))
         samples.append(Sample(f.DAEMONS_UNKNOWN_CLUSTER, "", host, unknown))
         return samples
 
-    def _select(self, daemons: List[Daemon], live: Set[Key]) -> Tuple[List[Tuple[Daemon, ProcStat]], int]:
+    def _trust(self) -> None:
+        """The users whose processes are daemons, as the host shows them now (trust.py)."""
+        trusted, problems = trust.users(self.root, self.settings.daemon_users)
+        for problem in problems:
+            self.errors("proc", problem)
+        if trusted != self.trusted:
+            self.log.info("daemons are trusted when they run as uid %s", trusted.describe())
+        self.trusted = trusted
+        self.sockets.trusted_uids = trusted.uids
+
+    def _select(self, daemons: List[Found], live: Set[Key]) -> Tuple[List[Tuple[Daemon, ProcStat]], int]:
         """The daemons to report, each with its fsid and its stat, and how many had no known fsid.
         With --cluster-fsid only that cluster's (a daemon whose fsid is unknown is left out: it cannot
         be told apart). A second daemon with a (cluster, ceph_daemon) already taken is left out and
@@ -111,13 +132,8 @@ class Collector:
         selected: List[Tuple[Daemon, ProcStat]] = []
         taken: Set[Tuple[str, str]] = set()
         unknown = 0
-        for daemon in daemons:
+        for daemon, st in daemons:
             label = daemon.ident.label
-            try:
-                st = parse_stat(self.root.read_text("/proc/{}/stat".format(daemon.pid)))
-            except (OSError, ValueError) as exc:
-                self.errors("proc", "{} (pid {}): stat: {}".format(label, daemon.pid, exc))
-                continue
             live.add((daemon.pid, st.start_ticks))
             try:
                 fsid = self.clusters.find(daemon, st.start_ticks).fsid

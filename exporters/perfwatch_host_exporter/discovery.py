@@ -1,12 +1,30 @@
-"""Finding the Ceph daemons on this host: a scan of /proc."""
+"""Finding the Ceph daemons on this host: a scan of /proc that trusts only the daemons' own users.
 
-from typing import Callable, List, NamedTuple, Optional
+Per process, in this order, each step only when the one before found a daemon:
+1. its comm (/proc/PID/comm), else the program it runs (the basename of /proc/PID/exe), names a Ceph
+   daemon (a daemon may rename its main thread: Reef's radosgw's comm reads "notif-worker0");
+2. its user ids (/proc/PID/status) are all trusted ones (trust.py); any other is refused and counted;
+3. its stat (start time: with the PID it names one process) and its command line, read once per
+   process and kept while it lives.
+The command line of another user's process is never read: reading /proc/PID/cmdline waits for that
+process's memory map lock, which its owner can hold for good (a page fault on a FUSE file that never
+answers), so reading it could hang the exporter; comm, exe, status and stat do not wait on it.
+"""
 
+import posixpath
+from typing import Callable, Dict, List, NamedTuple, Optional, Set, Tuple
+
+from . import trust
 from .fsroot import Root
-from .identity import COMM_KINDS, Identity, identify, kind_of
-from .procfs import parse_cmdline
+from .identity import COMM_KINDS, Identity, identify
+from .procfs import ProcStat, parse_cmdline, parse_stat
 
 OnError = Callable[[str, str], None]  # (source, message)
+OnRefused = Callable[[str, str], None]  # (reason, message)
+Key = Tuple[int, int]  # (pid, start time in ticks): one process, even if the PID is reused
+
+UNTRUSTED_PROCESS = "untrusted_process"  # a refusal reason (families.REFUSAL_REASONS)
+_DELETED = " (deleted)"  # readlink of /proc/PID/exe when the binary was replaced (an upgrade)
 
 
 class Daemon(NamedTuple):
@@ -15,41 +33,95 @@ class Daemon(NamedTuple):
     fsid: str = ""  # its cluster's fsid once clusters.py has found it; "" while unknown
 
 
-def scan(root: Root, cluster: Optional[str], same_netns: bool, on_error: OnError) -> List[Daemon]:
-    """Every process whose comm or program (argv[0]) is a Ceph daemon's, in PID order, filtered by
-    cluster name and (with same_netns) by the exporter's own network namespace. Two daemons may share a
-    name (osd.0 of two clusters): the collector tells them apart by their fsid. A chrooted or
-    containerised daemon is found the same way: its comm and cmdline are what it runs as, wherever its
-    binary (/proc/PID/exe) and root (/proc/PID/root) are."""
-    own_netns = root.readlink("/proc/self/ns/net") if same_netns else None
-    pids = sorted(int(entry) for entry in root.listdir("/proc") if entry.isdigit())
-    daemons: List[Daemon] = []
-    for pid in pids:
+class Found(NamedTuple):
+    daemon: Daemon
+    stat: ProcStat  # read during this scan
+
+
+class Scanner:
+    """scan() each collection; identities are kept per process (pid, start time) between scans."""
+
+    def __init__(self, root: Root, on_error: OnError, on_refused: OnRefused) -> None:
+        self.root = root
+        self.on_error = on_error
+        self.on_refused = on_refused
+        self._identities: Dict[Key, Identity] = {}
+
+    def scan(self, trusted: trust.Trusted, cluster: Optional[str], same_netns: bool) -> List[Found]:
+        """Every trusted daemon process, in PID order, filtered by cluster name and (with same_netns) by
+        the exporter's own network namespace. Two daemons may share a name (osd.0 of two clusters): the
+        collector tells them apart by their fsid. A chrooted or containerised daemon is found the same
+        way: its comm, exe and cmdline are what it runs as, wherever its root is."""
+        own_netns = self.root.readlink("/proc/self/ns/net") if same_netns else None
+        pids = sorted(int(entry) for entry in self.root.listdir("/proc") if entry.isdigit())
+        found: List[Found] = []
+        alive: Set[Key] = set()
+        for pid in pids:
+            got = self._process(pid, trusted, alive)
+            if got is None or (cluster is not None and got.daemon.ident.cluster != cluster):
+                continue
+            if same_netns:
+                try:
+                    netns = self.root.readlink("/proc/{}/ns/net".format(pid))
+                except OSError as exc:
+                    self.on_error("proc", "pid {} ({}): {}".format(pid, got.daemon.ident.label, exc))
+                    continue
+                if netns != own_netns:
+                    continue
+            found.append(got)
+        for key in [k for k in self._identities if k not in alive]:
+            del self._identities[key]
+        return found
+
+    def _process(self, pid: int, trusted: trust.Trusted, alive: Set[Key]) -> Optional[Found]:
         proc = "/proc/{}".format(pid)
         try:
-            comm = root.read_text(proc + "/comm").strip()
+            comm = self.root.read_text(proc + "/comm", 4096).strip()
         except OSError:
-            continue  # gone, or not ours to read: not a daemon we know of yet
-        known = comm in COMM_KINDS
+            return None  # gone, or a kernel thread's oddity: not a daemon we know of
+        kind = COMM_KINDS.get(comm) or COMM_KINDS.get(self._program(proc))
+        if kind is None:
+            return None
         try:
-            argv = parse_cmdline(root.read_bytes(proc + "/cmdline"))
+            uids = trust.parse_status_uids(self.root.read_text(proc + "/status", 65536))
+            st = parse_stat(self.root.read_text(proc + "/stat", 65536))
+        except (OSError, ValueError) as exc:
+            self.on_error("proc", "pid {} ({}): {}".format(pid, comm, exc))
+            return None
+        if not trusted.allows(uids):
+            self.on_refused(
+                UNTRUSTED_PROCESS,
+                "pid {} ({}) runs as uid {}, not a Ceph daemon's user (trusted: {}); left alone".format(
+                    pid, comm, "/".join(str(u) for u in uids), trusted.describe()
+                ),
+            )
+            return None
+        key = (pid, st.start_ticks)
+        alive.add(key)
+        ident = self._identities.get(key)
+        if ident is None:
+            ident = self._identify(pid, comm, kind)  # a failure is tried again at the next scan
+            if ident is None:
+                return None
+            self._identities[key] = ident
+        return Found(Daemon(pid, ident), st)
+
+    def _program(self, proc: str) -> str:
+        """The basename of the binary a process runs; "" when it cannot be told (a kernel thread)."""
+        try:
+            exe = self.root.readlink(proc + "/exe")
+        except OSError:
+            return ""
+        if exe.endswith(_DELETED):
+            exe = exe[: -len(_DELETED)]
+        return posixpath.basename(exe)
+
+    def _identify(self, pid: int, comm: str, kind: str) -> Optional[Identity]:
+        try:
+            argv = parse_cmdline(self.root.read_bytes("/proc/{}/cmdline".format(pid)))
         except OSError as exc:
-            if known:
-                on_error("proc", "pid {} ({}): {}".format(pid, comm, exc))
-            continue  # else gone, or not ours to read: not a daemon we know of yet
+            self.on_error("proc", "pid {} ({}): {}".format(pid, comm, exc))
+            return None
         if not argv:
-            continue  # a zombie, or a kernel thread
-        if not known and kind_of(comm, argv) is None:
-            continue
-        try:
-            netns = root.readlink(proc + "/ns/net") if same_netns else None
-        except OSError as exc:
-            on_error("proc", "pid {} ({}): {}".format(pid, comm, exc))
-            continue
-        ident = identify(comm, argv, pid)
-        if ident is None or (cluster is not None and ident.cluster != cluster):
-            continue
-        if same_netns and netns != own_netns:
-            continue
-        daemons.append(Daemon(pid, ident))
-    return daemons
+            return None  # a zombie
+        return identify(kind, argv, pid)

@@ -74,12 +74,27 @@ LINK_CAPACITY = _family(
 )
 
 # --- the exporter itself: hostname -----------------------------------------------------------------
-SCRAPE_DURATION = _family("exporter_scrape_duration_seconds", "gauge", "Seconds the last collection took", HOST)
-SCRAPE_ERRORS = _family(
-    "exporter_scrape_errors_total",
+COLLECTION_DURATION = _family("exporter_collection_duration_seconds", "gauge", "Seconds the last collection took", HOST)
+COLLECTION_ERRORS = _family(
+    "exporter_collection_errors_total",
     "counter",
-    "Things the exporter failed to read, by source; the scrape goes on",
+    "Things the exporter failed to read, by source; the collection goes on",
     (*HOST, "source"),
+)
+REFUSED = _family(
+    "exporter_refused_total",
+    "counter",
+    "Things the exporter refused to trust or read, by reason: a process claiming a daemon's name as "
+    "another user, a socket another user listens on, a file that is not a regular file, too large, a "
+    "symlink loop",
+    (*HOST, "reason"),
+)
+COLLECTIONS = _family("exporter_collections_total", "counter", "Collections finished since the exporter started", HOST)
+CACHE_AGE = _family(
+    "exporter_cache_age_seconds",
+    "gauge",
+    "Seconds since the collection this answer comes from ended (scrapes are served from its cache)",
+    HOST,
 )
 DAEMONS = _family(
     "exporter_daemons",
@@ -96,3 +111,6 @@ DAEMONS_UNKNOWN_CLUSTER = _family(
 )
 
 ERROR_SOURCES = ("proc", "cgroup", "asok", "device", "network")
+# Reasons for a refusal; each module that refuses names its own (fsroot, discovery, asok), checked
+# against this list by a test.
+REFUSAL_REASONS = ("untrusted_process", "untrusted_socket", "not_regular_file", "too_large", "symlink_loop")

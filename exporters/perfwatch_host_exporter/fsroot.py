@@ -4,19 +4,54 @@ Paths handed to a Root are absolute *as seen from inside the view* ("/sys/class/
 maps them under its base directory. Symlinks are followed by our own resolver, which re-roots absolute
 targets under the base, so a daemon's "/dev/sda" is looked up in the daemon's own root
 (/proc/PID/root) and unit tests can build a whole fake host in a temporary directory.
+
+Reading never blocks on what a file is and never reads without bound: only regular files are opened
+(a FIFO would block the reader for good, a device such as /dev/zero never ends, opening some devices
+has effects), each without following a final symlink and without blocking, and each read is capped.
+What is refused raises Refused (an OSError, so callers that give up on unreadable files give up on these
+too) and is told to `on_refused(reason, message)` first, so it is counted, never silently dropped.
 """
 
 import errno
 import os
-from typing import Callable, List, NamedTuple
+import stat
+from typing import Callable, List, NamedTuple, Optional
 
 MAX_HOPS = 40  # symlinks followed in one resolution, as the kernel allows; more is a loop
+READ_LIMIT = 1 << 20  # bytes read from one file: far above any /proc, /sys or ceph.conf file of a daemon
+# /proc/PID/mountinfo lists every mount of the namespace: a Kubernetes node can have thousands
+MOUNTINFO_LIMIT = 16 << 20
+
+# Why a file or process was refused: the `reason` label of exporter_refused_total (families.py)
+NOT_REGULAR = "not_regular_file"
+TOO_LARGE = "too_large"
+SYMLINK_LOOP = "symlink_loop"
+
+_OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_NOCTTY | os.O_CLOEXEC
+
+OnRefused = Callable[[str, str], None]  # (reason, message)
+
+
+class Refused(OSError):
+    """A file the exporter will not read. `reason` is one of the refusal reasons above."""
+
+    def __init__(self, reason: str, path: str, message: str) -> None:
+        super().__init__(errno.EPERM, message, path)
+        self.reason = reason
+
+    def __str__(self) -> str:
+        return "{}: {}".format(self.filename, self.strerror)
+
+
+def _ignore(reason: str, message: str) -> None:
+    pass
 
 
 class StatResult(NamedTuple):
     mode: int
     dev: int  # the device of the filesystem that holds the file
     rdev: int  # for a device node: the device it stands for
+    uid: int = 0  # the owner
 
 
 StatFn = Callable[[str], StatResult]
@@ -24,30 +59,63 @@ StatFn = Callable[[str], StatResult]
 
 def os_stat(path: str) -> StatResult:
     st = os.stat(path)
-    return StatResult(st.st_mode, st.st_dev, st.st_rdev)
+    return StatResult(st.st_mode, st.st_dev, st.st_rdev, st.st_uid)
 
 
 class Root:
-    def __init__(self, base: str = "/", stat: StatFn = os_stat) -> None:
+    def __init__(self, base: str = "/", stat: StatFn = os_stat, on_refused: Optional[OnRefused] = None) -> None:
         self.base = os.path.abspath(base)
         self._stat = stat
+        self.on_refused = on_refused or _ignore
 
     def real(self, path: str) -> str:
         """The path in the exporter's own filesystem of `path` inside this view (no symlinks followed)."""
         rel = path.lstrip("/")
         return os.path.join(self.base, rel) if rel else self.base
 
+    def reporting_to(self, on_refused: OnRefused) -> "Root":
+        """The same view, telling refusals to `on_refused`."""
+        return Root(self.base, self._stat, on_refused)
+
     def view(self, path: str) -> "Root":
         """A view rooted at `path` of this one (e.g. /proc/PID/root: the kernel follows that magic link)."""
-        return Root(self.real(path), self._stat)
+        return Root(self.real(path), self._stat, self.on_refused)
 
-    def read_text(self, path: str) -> str:
-        with open(self.real(path), encoding="utf-8", errors="replace") as f:
-            return f.read()
+    def refuse(self, reason: str, path: str, message: str) -> Refused:
+        """Tell on_refused and give the exception to raise."""
+        self.on_refused(reason, "{}: {}".format(path, message))
+        return Refused(reason, path, message)
 
-    def read_bytes(self, path: str) -> bytes:
-        with open(self.real(path), "rb") as f:
-            return f.read()
+    def read_text(self, path: str, limit: int = READ_LIMIT) -> str:
+        return self.read_bytes(path, limit).decode("utf-8", "replace")
+
+    def read_bytes(self, path: str, limit: int = READ_LIMIT) -> bytes:
+        """The content of the regular file at `path` (a final symlink is not followed: resolve() first),
+        at most `limit` bytes. Raises Refused for anything else, OSError when it cannot be read."""
+        real = self.real(path)
+        before = os.lstat(real)
+        if not stat.S_ISREG(before.st_mode):
+            raise self.refuse(NOT_REGULAR, path, "not a regular file ({})".format(_kind(before.st_mode)))
+        if before.st_size > limit:
+            raise self.refuse(TOO_LARGE, path, "{} bytes, more than the {} read".format(before.st_size, limit))
+        fd = os.open(real, _OPEN_FLAGS)
+        try:
+            opened = os.fstat(fd)
+            if (opened.st_dev, opened.st_ino) != (before.st_dev, before.st_ino) or not stat.S_ISREG(opened.st_mode):
+                raise self.refuse(NOT_REGULAR, path, "replaced while being opened")
+            chunks: List[bytes] = []
+            got = 0
+            while got <= limit:
+                chunk = os.read(fd, min(1 << 16, limit + 1 - got))
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                got += len(chunk)
+        finally:
+            os.close(fd)
+        if got > limit:  # /proc and /sys files say size 0 or 4096 whatever they hold
+            raise self.refuse(TOO_LARGE, path, "more than the {} bytes read".format(limit))
+        return b"".join(chunks)
 
     def listdir(self, path: str) -> List[str]:
         return sorted(os.listdir(self.real(path)))
@@ -89,8 +157,23 @@ class Root:
                 raise
             hops += 1
             if hops > MAX_HOPS:
+                self.on_refused(SYMLINK_LOOP, "{}: symlink loop or more than {} symlinks".format(path, MAX_HOPS))
                 raise OSError(errno.ELOOP, "symlink loop or more than {} symlinks".format(MAX_HOPS), path)
             if target.startswith("/"):
                 done = []
             pending.extend(reversed(target.split("/")))
         return "/" + "/".join(done)
+
+
+def _kind(mode: int) -> str:
+    for test, name in (
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISLNK, "a symlink"),
+    ):
+        if test(mode):
+            return name
+    return "mode {:o}".format(mode)

@@ -1,12 +1,11 @@
 """Which Ceph daemon a process is, from its comm and argv. Pure."""
 
-import posixpath
 import re
 from typing import Dict, List, Match, NamedTuple, Optional
 
 # A daemon's program name -> the kind of daemon. Matched against /proc/PID/comm (cut at 15 characters;
-# these all fit) and the basename of argv[0]: a daemon may rename its main thread, which renames the
-# process's comm (Reef's and Tentacle's radosgw: "notif-worker0").
+# these all fit) and the basename of the binary it runs (/proc/PID/exe): a daemon may rename its main
+# thread, which renames the process's comm (Reef's and Tentacle's radosgw: "notif-worker0").
 COMM_KINDS = {"ceph-osd": "osd", "ceph-mon": "mon", "ceph-mgr": "mgr", "ceph-mds": "mds", "radosgw": "rgw"}
 
 # The options we read, each with the spellings Ceph accepts; all take a value.
@@ -77,20 +76,8 @@ def rgw_label(entity: str) -> str:
     return base if base.startswith("rgw.") else "rgw." + base
 
 
-def kind_of(comm: str, argv: List[str]) -> Optional[str]:
-    """The kind of daemon a process is, by its comm, else by its program (argv[0]'s basename, for a
-    daemon whose main thread renamed itself); None when neither is a Ceph daemon's."""
-    kind = COMM_KINDS.get(comm.strip())
-    if kind is None and argv:
-        kind = COMM_KINDS.get(posixpath.basename(argv[0]))
-    return kind
-
-
-def identify(comm: str, argv: List[str], pid: int) -> Optional[Identity]:
-    """The daemon a process is, or None when neither its comm nor its argv[0] is a Ceph daemon's."""
-    kind = kind_of(comm, argv)
-    if kind is None:
-        return None
+def identify(kind: str, argv: List[str], pid: int) -> Identity:
+    """The daemon of `kind` (a value of COMM_KINDS) a process with this command line is."""
     opts = options(argv)
     entity_type = "client" if kind == "rgw" else kind
     if "name" in opts and "." in opts["name"]:

@@ -1,18 +1,20 @@
 """Asking a daemon found on this host through its admin socket."""
 
-from typing import Any, Dict, List
+from typing import Any, Dict, FrozenSet, List
 
-from .asok import AsokCall, AsokError, candidates
-from .discovery import Daemon
+from .asok import UNTRUSTED_SOCKET, AsokCall, AsokError, Listener, UntrustedSocket, candidates
+from .discovery import Daemon, OnRefused
 from .fsroot import Root
 
 
 class DaemonSockets:
-    def __init__(self, root: Root, call: AsokCall, asok_dirs: List[str], timeout: float) -> None:
+    def __init__(self, root: Root, call: AsokCall, asok_dirs: List[str], timeout: float, on_refused: OnRefused) -> None:
         self.root = root
         self.call = call
         self.asok_dirs = asok_dirs
         self.timeout = timeout
+        self.on_refused = on_refused
+        self.trusted_uids: FrozenSet[int] = frozenset({0})  # the collector sets the users it trusts now
 
     def paths(self, daemon: Daemon) -> List[str]:
         """The candidate sockets that exist, in order, as paths in the exporter's filesystem. The daemon's
@@ -37,11 +39,16 @@ class DaemonSockets:
     def ask(self, daemon: Daemon, command: Dict[str, Any]) -> Any:
         """Ask through the first socket that answers and belongs to the daemon's process: a stale socket
         file (a daemon of that name that is gone), or another cluster's daemon of the same name, must
-        not hide the daemon's own socket further down the list."""
+        not hide the daemon's own socket further down the list. A socket another user listens on is
+        refused (counted) and never sent anything."""
         last: Exception = AsokError("no admin socket")
+        expected = Listener(daemon.pid, self.trusted_uids)
         for path in self.paths(daemon):
             try:
-                return self.call(path, command, self.timeout, daemon.pid)
+                return self.call(path, command, self.timeout, expected)
+            except UntrustedSocket as exc:
+                self.on_refused(UNTRUSTED_SOCKET, "{}: {}".format(daemon.ident.label, exc))
+                last = exc
             except (AsokError, OSError) as exc:
                 last = exc
         raise last

@@ -2,7 +2,6 @@
 the rendered text in a cache that scrapes read without ever waiting for Ceph."""
 
 import concurrent.futures
-import gzip
 import logging
 import threading
 import time
@@ -23,6 +22,7 @@ from .metric_families import (
     POLLED,
     UNAVAILABLE,
 )
+from .metrics_cache import MetricsCache
 from .metrics_model import Sample
 
 PERF_DUMP = {"prefix": "perf dump", "format": "json"}
@@ -34,39 +34,8 @@ class Settings(NamedTuple):
     max_in_flight: int
 
 
-class CachedMetrics(NamedTuple):
-    text: bytes
-    gz: bytes
-    generated_at: Optional[float]
-
-
-class MetricsCache:
-    """The last rendered /metrics body. Swapped whole under a lock; readers never wait on a cycle."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._current = CachedMetrics(b"", gzip.compress(b""), None)
-
-    def put(self, text: str, generated_at: float) -> None:
-        raw = text.encode("utf-8")
-        entry = CachedMetrics(raw, gzip.compress(raw, compresslevel=1), generated_at)
-        with self._lock:
-            self._current = entry
-
-    def get(self) -> CachedMetrics:
-        with self._lock:
-            return self._current
-
-    def body(self, now: float, compressed: bool) -> bytes:
-        """The cached body plus the cache age, computed now (a second gzip member when compressed)."""
-        entry = self.get()
-        tail = ""
-        if entry.generated_at is not None:
-            age = max(0.0, now - entry.generated_at)
-            tail = exposition.render(MODULE_REGISTRY, [Sample(CACHE_AGE, "", (), round(age, 3))])
-        if compressed:
-            return entry.gz + gzip.compress(tail.encode("utf-8"), compresslevel=1)
-        return entry.text + tail.encode("utf-8")
+def _age_tail(age: float) -> str:
+    return exposition.render(MODULE_REGISTRY, [Sample(CACHE_AGE, "", (), round(age, 3))])
 
 
 class OsdReading(NamedTuple):
@@ -89,7 +58,7 @@ class Collector:
         self.extra_samples = extra_samples  # e.g. benchmark results, rendered with each cycle
         self.clock = clock
         self.log = log or logging.getLogger(__name__)
-        self.cache = MetricsCache()
+        self.cache = MetricsCache(_age_tail)
         self.cycles = 0
         self.errors: Dict[Tuple[str, str], int] = {}
         self.last_success: Dict[str, float] = {}

@@ -4,8 +4,8 @@ import html
 import time
 from typing import Callable, Dict, NamedTuple, Tuple
 
-from .collector import MetricsCache
 from .exposition import CONTENT_TYPE
+from .metrics_cache import MetricsCache
 from .version import __version__
 
 

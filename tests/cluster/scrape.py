@@ -34,14 +34,21 @@ class Scrape:
         return sum(v for _, v in found) if found else None
 
 
-def scrape(url: str) -> Scrape:
-    at = time.monotonic()  # the exporter collects when asked: the request time is the sample time
-    with urllib.request.urlopen(url, timeout=15) as resp:
+# The perfwatch endpoints answer from the cache of a background collection and say how old it is.
+CACHE_AGES = ("ceph_perfwatch_exporter_cache_age_seconds", "ceph_perfwatch_cache_age_seconds")
+
+
+def scrape(url: str, timeout: float = 15) -> Scrape:
+    """The samples of one GET, timed when they were collected: the request time, less the cache's age
+    where the endpoint serves a cache (the perfwatch module and host exporter)."""
+    at = time.monotonic()
+    with urllib.request.urlopen(url, timeout=timeout) as resp:
         text = resp.read().decode()
     samples = [
         (s.name, dict(s.labels), s.value) for family in text_string_to_metric_families(text) for s in family.samples
     ]
-    return Scrape(at, samples)
+    ages = [value for name, _, value in samples if name in CACHE_AGES]
+    return Scrape(at - (ages[0] if ages else 0.0), samples)
 
 
 def rate(a: Scrape, b: Scrape, name: str, **labels: str) -> float:

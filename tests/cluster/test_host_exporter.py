@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 import contextlib
+import os
+import shutil
 import subprocess
+import tempfile
+import time
 import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from lab.cluster import Lab
 
-from .labutil import LabHandle, s3_client, side_lab
-from .scrape import scrape
+from .labutil import LabHandle, s3_client, side_lab, wait_until
+from .scrape import Scrape, scrape
 
 
 def expected_daemons(handle: Lab) -> dict[str, str]:
@@ -105,9 +111,13 @@ def test_rgw_bucket_index_ops_are_counted_from_its_admin_socket(lab: LabHandle) 
     for i in range(5):
         s3.put_object(Bucket="pwtest-exporter", Key=f"object-{i}", Body=b"x")
     s3.list_objects_v2(Bucket="pwtest-exporter")
-    after = calls()
+
+    def ten_more() -> float | None:  # the exporter serves its last background collection: wait for the next
+        now = calls()
+        return now if now - before >= 10 else None
+
+    after = wait_until(ten_more, 30, "10 more cls calls", 1.0)
     print(f"\nrgw cls calls: {before:.0f} -> {after:.0f} over 5 PUTs and a LIST")
-    assert after - before >= 10
 
 
 @pytest.mark.every_release
@@ -118,3 +128,82 @@ def test_exporter_text_passes_promtool(lab: LabHandle) -> None:
                 text = resp.read().decode()
             proc = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True, text=True)
             assert proc.returncode == 0, f"{name}: {proc.stdout}{proc.stderr}"
+
+
+NOBODY = 65534
+
+
+@contextlib.contextmanager
+def fake_daemons_of_a_local_user(fsid: str) -> Iterator[list[subprocess.Popen]]:
+    """What a local user can start beside the lab, as `nobody`, in the exporter.core's network namespace:
+    the issue's `exec -a ceph-osd python3 script.py --conf FIFO --id 99`, and a copy of python3 named
+    ceph-osd (so its comm and binary say ceph-osd too) that claims to be the lab's osd.0 (its --fsid) with
+    a FIFO for its config. Both are stopped, and the FIFOs removed, when the block ends."""
+    folder = Path(tempfile.mkdtemp(prefix="pwfake-"))
+    folder.chmod(0o755)
+    fifo = folder / "fifo"
+    os.mkfifo(fifo)
+    fifo.chmod(0o666)
+    binary = folder / "ceph-osd"
+    shutil.copy2(Path("/usr/bin/python3").resolve(), binary)
+    sleeper = "import time; time.sleep(300)"
+    argvs = [
+        (["ceph-osd", "-c", sleeper, "--conf", str(fifo), "--id", "99"], "/usr/bin/python3"),
+        (["ceph-osd", "-c", sleeper, "--fsid", fsid, "--conf", str(fifo), "--id", "0"], str(binary)),
+    ]
+    procs = [subprocess.Popen(argv, executable=exe, user=NOBODY, group=NOBODY) for argv, exe in argvs]
+    try:
+        yield procs
+    finally:
+        for proc in procs:
+            proc.kill()
+            proc.wait()
+        shutil.rmtree(folder)
+
+
+def timed_scrape(url: str) -> tuple[float, Scrape]:
+    """One scrape and its latency; a scrape that takes a second or more fails (urlopen's timeout)."""
+    started = time.monotonic()
+    result = scrape(url, timeout=1.0)
+    return time.monotonic() - started, result
+
+
+def test_fake_daemons_of_a_local_user_neither_hang_nor_fool_the_exporter(lab: LabHandle) -> None:
+    """The issue's attack, live: with two fake daemons of `nobody` beside the lab (one claiming the lab's
+    osd.0 by fsid), exporter.core answers every scrape within a second, reports the lab's own daemons
+    only, and counts the impostor as refused; after they are gone it still answers (nothing outlives them)."""
+    handle = lab.lab
+    url = handle.exporter_urls()["exporter.core"]
+    core_daemons = {d for d, host in expected_daemons(handle).items() if host == "core"}
+
+    def refused(result: Scrape) -> float:
+        return result.total("ceph_perfwatch_exporter_refused_total", reason="untrusted_process") or 0.0
+
+    before = refused(scrape(url))
+    with fake_daemons_of_a_local_user(handle.state.fsid):
+        collections = scrape(url).total("ceph_perfwatch_exporter_collections_total") or 0.0
+        wait_until(
+            lambda: (scrape(url).total("ceph_perfwatch_exporter_collections_total") or 0) >= collections + 2,
+            30,
+            "two collections with the fakes running",
+        )
+        latencies = []
+        for _ in range(20):
+            latency, result = timed_scrape(url)
+            latencies.append(latency)
+            reported = {labels["ceph_daemon"] for labels, _ in result.find("ceph_perfwatch_daemon_threads")}
+            assert reported == core_daemons, "only the lab's real daemons"
+            assert {labels["cluster"] for labels, _ in result.find("ceph_perfwatch_daemon_threads")} == {
+                handle.state.fsid
+            }
+        assert refused(result) > before, "the copy named ceph-osd is refused and counted"
+        latencies.sort()
+        print(
+            f"\nexporter.core with 2 fake daemons of nobody: 20 scrapes, latency min {latencies[0] * 1000:.1f} ms, "
+            f"median {latencies[10] * 1000:.1f} ms, max {latencies[-1] * 1000:.1f} ms; "
+            f"untrusted_process refusals {before:.0f} -> {refused(result):.0f}"
+        )
+    latency, result = timed_scrape(url)
+    assert {labels["ceph_daemon"] for labels, _ in result.find("ceph_perfwatch_daemon_threads")} == core_daemons
+    with urllib.request.urlopen(url.replace("/metrics", "/healthz"), timeout=5) as resp:
+        assert resp.status == 200

@@ -91,13 +91,13 @@ def test_no_socket_is_an_asok_error(tmp_path: Path) -> None:
 
 
 def test_socket_candidates_in_order() -> None:
-    ident = identify("radosgw", ["radosgw", "-n", "client.rgw.x", "--cluster", "lab"], 5)
+    ident = identify("rgw", ["radosgw", "-n", "client.rgw.x", "--cluster", "lab"], 5)
     assert ident is not None
     assert asok.candidates(ident, ["/srv/run"]) == [
         ("daemon", "/var/run/ceph/lab-client.rgw.x.asok"),
         ("host", "/srv/run/lab-client.rgw.x.asok"),
     ]
-    ident = identify("ceph-osd", ["ceph-osd", "-i", "1", "--admin-socket", "/x/$name.sock"], 5)
+    ident = identify("osd", ["ceph-osd", "-i", "1", "--admin-socket", "/x/$name.sock"], 5)
     assert ident is not None
     assert asok.candidates(ident, [])[0] == ("daemon", "/x/osd.1.sock")
 
@@ -122,9 +122,9 @@ def test_a_stale_socket_file_does_not_hide_a_live_one(tmp_path: Path) -> None:
     (tmp_path / "proc" / str(pid) / "root").symlink_to(tmp_path)
     live_dir = tmp_path / "lab-run"
     live_dir.mkdir()
-    ident = identify("ceph-osd", ["ceph-osd", "-i", "0"], pid)
+    ident = identify("osd", ["ceph-osd", "-i", "0"], pid)
     assert ident is not None
-    sockets = DaemonSockets(Root(str(tmp_path)), asok.call, ["/lab-run"], 2.0)
+    sockets = DaemonSockets(Root(str(tmp_path)), asok.call, ["/lab-run"], 2.0, lambda reason, message: None)
     with server(str(live_dir / "ceph-osd.0.asok"), b'{"osd_data": "/srv/osd0"}'):
         assert len(sockets.paths(Daemon(pid, ident))) == 2
         assert sockets.ask(Daemon(pid, ident), asok.config_get("osd_data")) == {"osd_data": "/srv/osd0"}
@@ -134,7 +134,59 @@ def test_a_socket_of_another_process_is_refused(tmp_path: Path, monkeypatch: pyt
     """Two clusters' osd.0 on one host: the socket named ceph-osd.0.asok in --asok-dir may be the other
     one's. The listener's PID (SO_PEERCRED) must be the daemon's."""
     monkeypatch.chdir(tmp_path)
+    me = asok.Listener(os.getpid(), frozenset({os.getuid()}))
     with server("s.asok", b'{"fsid": "x"}'):
-        assert asok.call(str(tmp_path / "s.asok"), asok.config_get("fsid"), 2.0, os.getpid()) == {"fsid": "x"}
+        assert asok.call(str(tmp_path / "s.asok"), asok.config_get("fsid"), 2.0, me) == {"fsid": "x"}
     with server("t.asok", None), pytest.raises(asok.AsokError, match="belongs to pid"):
-        asok.call(str(tmp_path / "t.asok"), asok.config_get("fsid"), 2.0, os.getpid() + 100000)
+        asok.call(str(tmp_path / "t.asok"), asok.config_get("fsid"), 2.0, me._replace(pid=os.getpid() + 100000))
+
+
+LISTEN_AS_NOBODY = """
+import socket, struct, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.bind(sys.argv[1]); s.listen(1)
+print("listening", flush=True)
+conn, _ = s.accept()
+data = b""
+while not data.endswith(b"\\0"):
+    chunk = conn.recv(4096)
+    if not chunk:
+        break
+    data += chunk
+reply = b'{"fsid": "from-nobody"}'
+conn.sendall(struct.pack(">I", len(reply)) + reply)
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to start a process as another user")
+def test_a_socket_another_user_listens_on_is_never_sent_anything(tmp_path: Path) -> None:
+    """A local user's process listening at a daemon's socket path (or answering as it with pid 0 from
+    another PID namespace): its uid (SO_PEERCRED) is not trusted, so no command goes out and the error
+    says so; with its uid trusted, the same socket is asked."""
+    import shutil
+    import subprocess
+    import sys
+    import tempfile
+
+    nobody = 65534
+    shared = tempfile.mkdtemp(prefix="perfwatch-asok-")  # tmp_path's parents are root's alone
+    os.chmod(shared, 0o777)
+    path = os.path.join(shared, "ceph-osd.0.asok")
+    for trusted, expect_reply in ((frozenset({0}), False), (frozenset({0, nobody}), True)):
+        if os.path.exists(path):
+            os.unlink(path)
+        child = subprocess.Popen(
+            [sys.executable, "-c", LISTEN_AS_NOBODY, path], user=nobody, stdout=subprocess.PIPE, text=True
+        )
+        try:
+            assert child.stdout is not None and child.stdout.readline().strip() == "listening"
+            expected = asok.Listener(child.pid, trusted)
+            if expect_reply:
+                assert asok.call(path, asok.config_get("fsid"), 2.0, expected) == {"fsid": "from-nobody"}
+            else:
+                with pytest.raises(asok.UntrustedSocket, match="uid 65534"):
+                    asok.call(path, asok.config_get("fsid"), 2.0, expected)
+        finally:
+            child.kill()
+            child.wait()
+    shutil.rmtree(shared)

@@ -10,7 +10,6 @@ import pytest
 from perfwatch_host_exporter import cli, fsid
 from perfwatch_host_exporter.cgroups import parse_mountinfo
 from perfwatch_host_exporter.collector import Collector, Settings
-from perfwatch_host_exporter.discovery import scan
 from perfwatch_host_exporter.identity import identify
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -68,8 +67,8 @@ def test_cephadm_unit_in_the_cgroup_names_the_fsid() -> None:
 
 
 def test_config_files_in_the_order_ceph_reads_them() -> None:
-    lab = identify("ceph-osd", ["ceph-osd", "-c", "/lab/$cluster.conf, rel.conf", "-i", "0"], 1)
-    plain = identify("ceph-mon", ["ceph-mon", "--cluster", "c2", "-i", "a"], 1)
+    lab = identify("osd", ["ceph-osd", "-c", "/lab/$cluster.conf, rel.conf", "-i", "0"], 1)
+    plain = identify("mon", ["ceph-mon", "--cluster", "c2", "-i", "a"], 1)
     assert lab is not None and plain is not None
     assert fsid.conf_paths(lab, {"CEPH_CONF": "/x.conf"}) == ["/lab/ceph.conf"], "-c wins; relative paths skipped"
     assert fsid.conf_paths(plain, {"CEPH_CONF": "/x.conf"}) == ["/x.conf"]
@@ -164,7 +163,7 @@ def test_plain_conf_two_labs_each_exporter_reports_its_own(tmp_path: Path) -> No
     # The other lab's daemons found a socket of their name in this lab's run dir; its listener is
     # another process, so they were told apart by their conf, not by a wrong answer.
     c = make(host, fake, asok_dirs=("/labA/run",))
-    sources = {(d.pid, c.clusters.find(d, d.pid).source) for d in scan(c.root, None, False, c.errors)}
+    sources = {(d.pid, c.clusters.find(d, d.pid).source) for d, _ in c.scanner.scan(c.trusted, None, False)}
     assert sources == {(10, "asok"), (11, "asok"), (20, "conf"), (21, "conf")}
     both = c.render()
     assert daemons_by_cluster(both) == {f"{d}@{f}": "node1" for d in ("mon.a", "osd.0") for f in (A, B)}

@@ -2,12 +2,14 @@
 cluster (FSID), which osd.0's admin socket and the others' /etc/ceph/ceph.conf tell."""
 
 import json
+import logging
 import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 from perfwatch_host_exporter import asok
+from perfwatch_host_exporter.collection_loop import CollectionLoop
 from perfwatch_host_exporter.collector import Collector, Settings
 from perfwatch_host_exporter.families import EXPORTER_REGISTRY
 from prometheus_client.parser import text_string_to_metric_families
@@ -24,19 +26,21 @@ FSID = "8d4b7f1e-3c2a-4e5f-9a6b-0c1d2e3f4a5b"
 
 class FakeAsok:
     """Replies by (socket, "perf dump" or "config get <var>"). A socket in `owners` is listened on by
-    that PID: a call that expects another PID fails, as asok.call's peer check does."""
+    that PID (else by the expected one), as the user in `users` (else root): asok.check_listener judges
+    them as asok.call does with the kernel's SO_PEERCRED."""
 
     def __init__(self, host: FakeHost) -> None:
         self.host = host
         self.calls: list[tuple[str, dict[str, Any]]] = []
         self.replies: dict[tuple[str, str], Any] = {}
         self.owners: dict[str, int] = {}
+        self.users: dict[str, int] = {}
 
-    def __call__(self, path: str, command: dict[str, Any], timeout: float, pid: int | None) -> Any:
+    def __call__(self, path: str, command: dict[str, Any], timeout: float, expected: asok.Listener | None) -> Any:
         rel = "/" + str(Path(os.path.realpath(path)).relative_to(os.path.realpath(self.host.base)))
+        if expected is not None:
+            asok.check_listener(path, self.owners.get(rel, expected.pid), self.users.get(rel, 0), expected)
         self.calls.append((rel, command))
-        if pid is not None and self.owners.get(rel, pid) != pid:
-            raise asok.AsokError(f"{path} belongs to pid {self.owners[rel]}, not {pid}")
         what = command["prefix"] + (" " + command["var"] if "var" in command else "")
         reply = self.replies.get((rel, what))
         if reply is None:
@@ -126,7 +130,9 @@ def value(found: dict[tuple[str, frozenset[tuple[str, str]]], float], name: str,
 
 def test_full_host_render_parses_and_carries_every_family(tmp_path: Path) -> None:
     host, fake = build(tmp_path)
-    text = collector(host, fake).render()
+    loop = CollectionLoop(collector(host, fake).collect, "node1", 15.0, logging.getLogger("t"))
+    loop.run_once()
+    text = loop.body(False).decode()  # what /metrics serves: the collection and the loop's own families
     families = {f.name: f for f in text_string_to_metric_families(text)}
     assert {f.type for f in families.values()} <= {"counter", "gauge"}
     # every declared family is in this render (prometheus_client drops _total from counter family names)
@@ -175,8 +181,8 @@ def test_full_host_values(tmp_path: Path) -> None:
 def test_one_bad_daemon_counts_an_error_and_the_rest_export(tmp_path: Path) -> None:
     host, fake = build(tmp_path)
     got = values(collector(host, fake).render())
-    assert value(got, "exporter_scrape_errors_total", hostname="node1", source="proc") == 1
-    assert value(got, "exporter_scrape_errors_total", hostname="node1", source="asok") == 0
+    assert value(got, "exporter_collection_errors_total", hostname="node1", source="proc") == 1
+    assert value(got, "exporter_collection_errors_total", hostname="node1", source="asok") == 0
     daemons = {dict(labels).get("ceph_daemon") for (name, labels) in got if "daemon_threads" in name}
     assert daemons == {"osd.0", "mon.a", "rgw.x"}
 
@@ -205,18 +211,20 @@ def test_osd_data_falls_back_to_argv_then_the_default(tmp_path: Path) -> None:
     del fake.replies[("/var/run/ceph/ceph-osd.0.asok", "config get osd_data")]
     c = collector(host, fake)
     got = values(c.render())
-    assert value(got, "exporter_scrape_errors_total", hostname="node1", source="asok") == 1
-    assert value(got, "exporter_scrape_errors_total", hostname="node1", source="device") == 1, "no default dir"
+    assert value(got, "exporter_collection_errors_total", hostname="node1", source="asok") == 1
+    assert value(got, "exporter_collection_errors_total", hostname="node1", source="device") == 1, "no default dir"
     assert not any(name == PREFIX + "osd_device_info" for name, _ in got)
     assert c.osd_map.data_dir(c_daemon(c, "osd.0")) == "/var/lib/ceph/osd/ceph-0"
+    # restarted with --osd-data (a command line is read once per process: PID and start time)
     (host.path("proc/100/cmdline")).write_bytes(b"ceph-osd\0-i\x000\0--osd-data\0/srv/osd/ceph-$id\0")
+    assert c.osd_map.data_dir(c_daemon(c, "osd.0")) == "/var/lib/ceph/osd/ceph-0"
+    stat = host.path("proc/100/stat")
+    stat.write_text(stat.read_text().replace(" 5000 ", " 6000 "))
     assert c.osd_map.data_dir(c_daemon(c, "osd.0")) == "/srv/osd/ceph-0"
 
 
 def c_daemon(c: Collector, label: str) -> Any:
-    from perfwatch_host_exporter.discovery import scan
-
-    return next(d for d in scan(c.root, None, False, c.errors) if d.ident.label == label)
+    return next(d for d, _ in c.scanner.scan(c.trusted, None, False) if d.ident.label == label)
 
 
 def test_cluster_and_netns_filters(tmp_path: Path) -> None:
@@ -236,12 +244,12 @@ def test_a_second_daemon_with_a_taken_label_in_the_same_cluster_is_left_out(tmp_
     got = values(collector(host, fake).render())
     assert value(got, "exporter_daemons", hostname="node1") == 4  # osd.0, mon.a, rgw.x, osd.1 of cluster ""
     assert value(got, "exporter_daemons_unknown_cluster", hostname="node1") == 2
-    assert value(got, "exporter_scrape_errors_total", hostname="node1", source="proc") == 3  # pid 400's stat
+    assert value(got, "exporter_collection_errors_total", hostname="node1", source="proc") == 3  # pid 400's stat
 
 
 def test_no_cpu_hierarchy_in_sight_is_an_error_not_silence(tmp_path: Path) -> None:
     host, fake = build(tmp_path)
     host.write("proc/self/mountinfo", "")  # e.g. a namespace whose /sys hides /sys/fs/cgroup
     got = values(collector(host, fake).render())
-    assert value(got, "exporter_scrape_errors_total", hostname="node1", source="cgroup") == 1
+    assert value(got, "exporter_collection_errors_total", hostname="node1", source="cgroup") == 1
     assert not [name for (name, _) in got if "cgroup_info" in name]

@@ -13,9 +13,11 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from perfwatch_host_exporter.app import make_app
+from perfwatch_host_exporter.collection_loop import CollectionLoop
 from perfwatch_host_exporter.collector import Collector, Settings
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -39,11 +41,18 @@ def fake_host(tmp_path: Path) -> FakeHost:
     return host
 
 
+def serve(loop: CollectionLoop) -> HttpServer:
+    srv = HttpServer(make_app(loop.body, loop.health, "node9"), "127.0.0.1", 0, logging.getLogger("t"))
+    srv.start()
+    return srv
+
+
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[str]:
     collector = Collector(Settings(hostname="node9"), root=fake_host(tmp_path).root(), clk_tck=100, page_size=4096)
-    srv = HttpServer(make_app(collector.render, "node9"), "127.0.0.1", 0, logging.getLogger("t"))
-    srv.start()
+    loop = CollectionLoop(collector.collect, "node9", 15.0, logging.getLogger("t"))
+    loop.run_once()
+    srv = serve(loop)
     try:
         yield f"http://127.0.0.1:{srv.bound_port}"
     finally:
@@ -91,27 +100,92 @@ def test_index_page_links_metrics_and_other_paths_are_404(served: str) -> None:
     assert info.value.code == 404
 
 
-def test_concurrent_scrapes_take_turns(tmp_path: Path) -> None:
-    collector = Collector(Settings(hostname="h"), root=fake_host(tmp_path).root(), clk_tck=100, page_size=4096)
-    inside = []
-    overlap = []
-    original = collector._collect
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
 
-    def slow() -> list[Sample]:
-        inside.append(1)
-        if len(inside) > 1:
-            overlap.append(1)
-        time.sleep(0.05)
-        inside.pop()
-        return original()
+    def __call__(self) -> float:
+        return self.now
 
-    collector._collect = slow  # type: ignore[method-assign]
-    threads = [threading.Thread(target=collector.render) for _ in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert overlap == []
+
+def get(url: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=10) as resp:
+            return resp.status, resp.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode()
+
+
+def test_a_scrape_never_waits_for_a_collection_and_healthz_tells_a_stuck_one(tmp_path: Path) -> None:
+    """The collection after the first one hangs (a read that never returns): /metrics still answers at
+    once with the first one and its age; /healthz turns 503 once it has run longer than stale_after."""
+    collector = Collector(Settings(hostname="node9"), root=fake_host(tmp_path).root(), clk_tck=100, page_size=4096)
+    release = threading.Event()
+    calls = []
+
+    def collect() -> list[Sample]:
+        calls.append(1)
+        if len(calls) > 1:
+            release.wait(30)
+        return collector.collect()
+
+    clock = Clock()
+    loop = CollectionLoop(collect, "node9", 5.0, logging.getLogger("t"), clock)
+    assert loop.stale_after == 60.0
+    srv = serve(loop)
+    url = f"http://127.0.0.1:{srv.bound_port}"
+    try:
+        status, text = get(url + "/healthz")
+        assert status == 200 and text.startswith("ok: starting"), text
+        status, text = get(url + "/metrics")
+        assert status == 200 and "ceph_perfwatch_exporter_collections_total" in text
+        assert "ceph_perfwatch_daemon_cpu_seconds_total" not in text, "nothing collected yet"
+        loop.run_once()
+        stuck = threading.Thread(target=loop.run_once, daemon=True)
+        stuck.start()
+        while loop.running_since is None:
+            time.sleep(0.01)
+        clock.now += 30.5
+        status, text = get(url + "/metrics")
+        assert status == 200, "a scrape does not wait for the running collection"
+        found = {s.name: s for f in text_string_to_metric_families(text) for s in f.samples}
+        assert found["ceph_perfwatch_daemon_cpu_seconds_total"].labels["ceph_daemon"] == "mon.a"
+        assert found["ceph_perfwatch_exporter_cache_age_seconds"].value == 30.5
+        assert found["ceph_perfwatch_exporter_collections_total"].value == 1
+        assert get(url + "/healthz")[0] == 200, "30 s is not stuck yet"
+        clock.now += 30
+        status, text = get(url + "/healthz")
+        assert status == 503 and "running for 60 s" in text, text
+        assert "STUCK" in get(url + "/")[1]
+        release.set()
+        stuck.join(10)
+        status, text = get(url + "/healthz")
+        assert status == 200 and "ended 0.0 s ago" in text, text
+    finally:
+        release.set()
+        srv.stop()
+
+
+def test_a_failed_collection_keeps_the_last_answer_and_ages(tmp_path: Path) -> None:
+    collector = Collector(Settings(hostname="node9"), root=fake_host(tmp_path).root(), clk_tck=100, page_size=4096)
+    results: list[Any] = [collector.collect, RuntimeError("a bug")]
+
+    def collect() -> list[Sample]:
+        step = results.pop(0)
+        if isinstance(step, Exception):
+            raise step
+        return step()
+
+    clock = Clock()
+    loop = CollectionLoop(collect, "node9", 15.0, logging.getLogger("t"), clock)
+    loop.run_once()
+    clock.now += 20
+    loop.run_once()
+    text = loop.body(False).decode()
+    assert 'ceph_perfwatch_exporter_cache_age_seconds{hostname="node9"} 20\n' in text
+    assert loop.collections == 1 and loop.health().ok
+    clock.now += 100
+    assert not loop.health().ok and "no collection has ended for 120 s" in loop.health().message
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
@@ -127,7 +201,17 @@ def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.mark.parametrize(
     "args",
-    [["--port", "70000"], ["--port", "http"], ["--listen-address", "not-an-ip"], ["--asok-timeout", "0"], ["--bogus"]],
+    [
+        ["--port", "70000"],
+        ["--port", "http"],
+        ["--listen-address", "not-an-ip"],
+        ["--asok-timeout", "0"],
+        ["--bogus"],
+        ["--collect-interval", "0.5"],
+        ["--collect-interval", "301"],
+        ["--daemon-user", "no such user"],
+        ["--daemon-user", "nosuchuser-perfwatch"],
+    ],
 )
 def test_bad_options_exit_2_with_one_line(args: list[str]) -> None:
     proc = run_cli(*args)
@@ -154,13 +238,12 @@ def test_serves_and_exits_0_on_sigterm() -> None:
     try:
         deadline = time.monotonic() + 20
         body = b""
-        while time.monotonic() < deadline:
+        while time.monotonic() < deadline and b"collection_duration" not in body:  # the first collection's end
             try:
                 body = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10).read()
-                break
             except OSError:
                 time.sleep(0.1)
-        assert b"ceph_perfwatch_exporter_scrape_duration_seconds" in body
+        assert b"ceph_perfwatch_exporter_collection_duration_seconds" in body
         list(text_string_to_metric_families(body.decode()))
         proc.send_signal(signal.SIGTERM)
         _, stderr = proc.communicate(timeout=15)

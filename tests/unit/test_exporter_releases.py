@@ -2,18 +2,20 @@
 trixie/forky rootfs, daemons chrooted in a private mount namespace), and on cephadm's host layout.
 
 What the spike showed: a Reef radosgw's /proc/PID/comm is "notif-worker0" (its main thread renamed
-itself), so it is found by its program (argv[0]); a chrooted daemon's /proc/PID/exe and /proc/PID/root
+itself), so it is found by its program (/proc/PID/exe); a chrooted daemon's /proc/PID/exe and /proc/PID/root
 point into the rootfs, and its lab folder is bound at the same path inside, so its conf and data dir
 read through /proc/PID/root and its sockets through --asok-dir; a Tentacle RGW has three objecters.
 """
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 from perfwatch_host_exporter import asok
-from perfwatch_host_exporter.discovery import scan
+from perfwatch_host_exporter.discovery import Scanner
 from perfwatch_host_exporter.identity import identify
+from perfwatch_host_exporter.trust import Trusted
 
 from .fixtures_exporter.fakehost import FakeHost
 from .test_exporter_clusters import daemons_by_cluster, gauge, make
@@ -24,27 +26,38 @@ FSID = "2cb7a22b-38cb-40d4-91f5-9b341e8a28d5"
 ROOTS = "/var/tmp/roots"
 
 
-def test_a_daemon_that_renamed_its_main_thread_is_found_by_its_program() -> None:
-    for argv0 in ("radosgw", "/usr/bin/radosgw"):
-        ident = identify("notif-worker0", [argv0, "-f", "-n", "client.rgw.lab"], 7)
-        assert ident is not None and (ident.kind, ident.label) == ("rgw", "rgw.lab")
-    ident = identify("msgr-worker-0", ["/usr/bin/ceph-osd", "-n", "osd.3"], 7)
-    assert ident is not None and ident.label == "osd.3"
-    assert identify("notif-worker0", ["radosgw-admin", "bucket", "list"], 7) is None
-    assert identify("python3", ["/usr/bin/python3", "radosgw"], 7) is None
+ROOT_ONLY = Trusted(frozenset({0}), ((0, "root"),))
 
 
-def test_the_scan_reads_argv_of_other_processes_quietly(tmp_path: Path) -> None:
+def scan(host: FakeHost, errors: list[str] | None = None) -> list[tuple[int, str, str]]:
+    """(pid, kind, label) of the daemons a scan of the fake host finds, trusting root only."""
+    scanner = Scanner(host.root(), lambda source, message: (errors or []).append(message), lambda r, m: None)
+    return [(d.pid, d.ident.kind, d.ident.label) for d, _ in scanner.scan(ROOT_ONLY, None, False)]
+
+
+def test_a_daemon_that_renamed_its_main_thread_is_found_by_its_program(tmp_path: Path) -> None:
+    host = FakeHost(tmp_path / "host")
+    host.process(7, "notif-worker0", ["radosgw", "-f", "-n", "client.rgw.lab"])
+    host.process(8, "notif-worker0", ["rgw", "-n", "client.rgw.b"], exe="/var/tmp/roots/trixie/usr/bin/radosgw")
+    host.process(9, "msgr-worker-0", ["/usr/bin/ceph-osd", "-n", "osd.3"], exe="/usr/bin/ceph-osd (deleted)")
+    host.process(10, "notif-worker0", ["radosgw-admin", "bucket", "list"])
+    host.process(11, "python3", ["/usr/bin/python3", "radosgw"])
+    host.process(12, "python3", ["ceph-osd", "-i", "3"], exe="/usr/bin/python3.11")  # exec -a ceph-osd python3
+    assert scan(host) == [(7, "rgw", "rgw.lab"), (8, "rgw", "rgw.b"), (9, "osd", "osd.3")], (
+        "by comm or by the binary it runs (an upgraded one too), never by what argv[0] claims"
+    )
+
+
+def test_the_scan_reads_argv_of_daemons_only(tmp_path: Path) -> None:
     host = FakeHost(tmp_path / "host")
     host.process(10, "notif-worker0", ["radosgw", "-f", "-n", "client.rgw.lab"])
-    host.process(11, "kworker/0:1", [])  # a kernel thread: empty cmdline
+    host.process(11, "kworker/0:1", [], exe="")  # a kernel thread: empty cmdline, no exe
     host.process(12, "bash", ["bash"])
     host.process(13, "sshd", ["sshd"])
     host.path("proc/13/cmdline").unlink()
-    host.path("proc/13/cmdline").mkdir()  # unreadable: not ours to know, not an error
-    errors = []
-    found = scan(host.root(), None, False, lambda source, message: errors.append(message))
-    assert [(d.pid, d.ident.label) for d in found] == [(10, "rgw.lab")]
+    os.mkfifo(host.path("proc/13/cmdline"))  # never read: sshd is not a daemon of ours
+    errors: list[str] = []
+    assert scan(host, errors) == [(10, "rgw", "rgw.lab")]
     assert errors == []
 
 
@@ -94,7 +107,7 @@ def test_chrooted_release_daemons(tmp_path: Path, rgw_dump: str, calls: int) -> 
     assert value(found, "daemon_cgroup_info", **osd, cgroup_version="1", cgroup="/") == 1
     assert "daemon_cgroup_cpu_limit_cores" not in text, "no quota"
     assert gauge(text, "exporter_daemons") == 3
-    assert sum(v for (name, _), v in found.items() if name.endswith("scrape_errors_total")) == 0
+    assert sum(v for (name, _), v in found.items() if name.endswith("collection_errors_total")) == 0
 
 
 def cephadm_no_root_access(tmp_path: Path) -> tuple[FakeHost, FakeAsok]:
@@ -126,11 +139,11 @@ def test_cephadm_host_directories_when_the_daemon_root_cannot_be_read(tmp_path: 
     assert value(found, "osd_device_info", **osd, role="block", device="dm-0", partition="", via="direct") == 1
     assert value(found, "osd_device_info", **osd, role="block", device="sdb", partition="", via="dm") == 1
     assert fake.asked("config get osd_data", f"/var/run/ceph/{FSID}/ceph-osd.0.asok") == 1
-    assert sum(v for (name, _), v in found.items() if name.endswith("scrape_errors_total")) == 0
+    assert sum(v for (name, _), v in found.items() if name.endswith("collection_errors_total")) == 0
 
 
 def test_socket_candidates_with_the_fsid_known() -> None:
-    ident = identify("ceph-osd", ["ceph-osd", "-n", "osd.0"], 5)
+    ident = identify("osd", ["ceph-osd", "-n", "osd.0"], 5)
     assert ident is not None
     assert asok.candidates(ident, ["/var/run/ceph", "/srv/run"], FSID) == [
         ("daemon", "/var/run/ceph/ceph-osd.0.asok"),

@@ -76,7 +76,8 @@ def test_host_exporter_in_the_root_namespace_is_started_directly() -> None:
     spec = catalogue().spec("exporter.pwlab-host1", mountinfo=MOUNTINFO)
     assert spec.argv == (
         sys.executable, "-m", "perfwatch_host_exporter", "--listen-address", "127.0.0.1", "--port", "9285",
-        "--hostname", "pwlab-host1", "--same-netns", "--asok-dir", str(DIR / "run"), "--cluster-fsid", FSID,
+        "--hostname", "pwlab-host1", "--same-netns", "--asok-dir", str(DIR / "run"), "--collect-interval", "5",
+        "--cluster-fsid", FSID,
     )  # fmt: skip
     assert spec.netns is None
     assert spec.env == {"PYTHONPATH": EXPORTER_PYTHONPATH}

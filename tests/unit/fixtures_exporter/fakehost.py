@@ -15,6 +15,8 @@ from typing import Any
 from perfwatch_host_exporter.fsroot import Root, StatResult, os_stat
 
 PCI = "devices/pci0000:00/0000:00:05.0"
+CEPH_UID = 64045  # Debian's ceph user
+PASSWD = f"root:x:0:0:root:/root:/bin/bash\nceph:x:{CEPH_UID}:{CEPH_UID}:Ceph:/var/lib/ceph:/usr/sbin/nologin\n"
 VIRTUAL = "devices/virtual/block"
 
 
@@ -40,6 +42,7 @@ class FakeHost:
         self.devnums: dict[str, tuple[int, int]] = {}
         self.sysdirs: dict[str, str] = {}  # device name -> its sysfs dir (relative to /sys)
         self.write("proc/self/mountinfo", "")
+        self.write("etc/passwd", PASSWD)
         self.link("proc/self/ns/net", "net:[4026531840]")
         (self.base / "sys/class/net").mkdir(parents=True)
 
@@ -83,11 +86,22 @@ class FakeHost:
         root: str = "../..",
         mountinfo: str = "",
         environ: dict[str, str] | None = None,
+        uid: int = 0,
+        exe: str | None = None,
     ) -> None:
         """A process; its /proc/PID/root links to the fake host's root unless `root` says otherwise
-        (a relative link, from /proc/PID: "../../containers/x" is the fake host's /containers/x)."""
+        (a relative link, from /proc/PID: "../../containers/x" is the fake host's /containers/x).
+        It runs as `uid` (all four of /proc/PID/status) the binary `exe` (default /usr/bin/<argv[0]'s
+        basename>)."""
         proc = f"proc/{pid}"
         self.write(proc + "/comm", comm + "\n")
+        self.write(
+            proc + "/status", f"Name:\t{comm}\nUmask:\t0022\nState:\tS (sleeping)\nUid:\t{uid}\t{uid}\t{uid}\t{uid}\n"
+        )
+        if exe is None and argv:
+            exe = "/usr/bin/" + os.path.basename(argv[0])
+        if exe:  # "" for none (a kernel thread)
+            self.link(proc + "/exe", exe)
         self.write(proc + "/cmdline", b"".join(a.encode() + b"\0" for a in argv))
         fields = ["S", "1", str(pid), str(pid), "0", "-1", "4194560", "100", "0", "0", "0"]  # fields 3..13
         fields += [str(utime), str(stime), "0", "0", "20", "0", str(threads), "0", str(start)]  # 14..22
