@@ -4,13 +4,16 @@
 collections keep coming and 503 when they stopped (a liveness probe restarts a stuck exporter); / is a
 small page that says the same."""
 
+import gzip
 import html
-from typing import Callable
+from typing import Callable, Dict
 
-from perfwatch.exposition import CONTENT_TYPE
+from perfwatch.exposition import CONTENT_TYPE, render
+from perfwatch.metrics_model import Sample
 from perfwatch.version import __version__
 from perfwatch.web import App, Response
 
+from . import families as f
 from .collection_loop import Health
 
 _PAGE = """<!DOCTYPE html>
@@ -25,14 +28,28 @@ _PAGE = """<!DOCTYPE html>
 _TEXT = "text/plain; charset=utf-8"
 
 
-def make_app(body: Callable[[bool], bytes], health: Callable[[], Health], hostname: str) -> App:
-    """body(gzip) is the cached /metrics answer; health() the state of the collection loop."""
+def make_app(
+    body: Callable[[bool], bytes],
+    health: Callable[[], Health],
+    hostname: str,
+    http_refusals: Callable[[], Dict[str, int]] = dict,
+) -> App:
+    """body(gzip) is the cached /metrics answer; health() the state of the collection loop;
+    http_refusals() the server's refusal counts, added to each answer as they are then."""
+
+    def tail(compressed: bool) -> bytes:
+        samples = [
+            Sample(f.HTTP_REFUSED, "", (("hostname", hostname), ("reason", reason)), float(count))
+            for reason, count in sorted(http_refusals().items())
+        ]
+        text = render(f.EXPORTER_REGISTRY, samples).encode("utf-8") if samples else b""
+        return gzip.compress(text, compresslevel=1) if compressed and text else text
 
     def app(path: str, accepts_gzip: bool) -> Response:
         path = path.split("?", 1)[0]
         if path == "/metrics":
             headers = {"Content-Encoding": "gzip"} if accepts_gzip else {}
-            return Response(200, CONTENT_TYPE, body(accepts_gzip), headers)
+            return Response(200, CONTENT_TYPE, body(accepts_gzip) + tail(accepts_gzip), headers)
         if path == "/healthz":
             state = health()
             text = "{}: {}\n".format("ok" if state.ok else "stuck", state.message)

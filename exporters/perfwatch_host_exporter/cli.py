@@ -8,9 +8,10 @@ import signal
 import socket
 import sys
 import threading
-from typing import Any, List, NoReturn, Optional
+from typing import Any, Dict, List, NoReturn, Optional
 
 from perfwatch.server import HttpServer
+from perfwatch.server.security import Security
 from perfwatch.version import __version__
 
 from . import fsid, network, trust
@@ -18,6 +19,7 @@ from .app import make_app
 from .collection_loop import CollectionLoop
 from .collector import Collector, Settings
 from .fsroot import Root
+from .webconfig import WebConfigError, WebConfigSecurity
 
 PROG = "perfwatch-host-exporter"
 DEFAULT_PORT = 9285
@@ -153,6 +155,14 @@ def parser() -> argparse.ArgumentParser:
         metavar="REGEX",
         help="interfaces to leave out of the link capacity rows (default: lo and container/pod interfaces)",
     )
+    p.add_argument(
+        "--web.config.file",
+        dest="web_config_file",
+        default=None,
+        metavar="FILE",
+        help="TLS and basic auth, in exporter-toolkit's web config format (as node_exporter's); read again "
+        "when it or a file it names changes (default: plain HTTP, no auth)",
+    )
     p.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="info")
     return p
 
@@ -188,9 +198,21 @@ def main(argv: Optional[List[str]] = None) -> int:
         net_device_exclude=args.net_device_exclude,
         daemon_users=tuple(args.daemon_user),
     )
+    security: Security = Security()
+    if args.web_config_file:
+        try:
+            security = WebConfigSecurity(args.web_config_file, log)
+        except WebConfigError as exc:
+            sys.stderr.write("{}: error: --web.config.file {}\n".format(PROG, exc))
+            return 2
     collector = Collector(settings, tc=network.default_tc(), log=log)
     loop = CollectionLoop(collector.collect, hostname, args.collect_interval, log)
-    server = HttpServer(make_app(loop.body, loop.health, hostname), args.listen_address, args.port, http_log)
+
+    def http_refusals() -> Dict[str, int]:
+        return server.refusals()
+
+    app = make_app(loop.body, loop.health, hostname, http_refusals)
+    server = HttpServer(app, args.listen_address, args.port, http_log, security=security)
     stop = threading.Event()
 
     def on_signal(signum: int, frame: Any) -> None:
@@ -205,9 +227,11 @@ def main(argv: Optional[List[str]] = None) -> int:
         return 1
     loop.start()
     log.info(
-        "serving http://%s:%d/metrics for hostname %s; collecting every %g s",
+        "serving %s://%s:%d/metrics (%s) for hostname %s; collecting every %g s",
+        "https" if security.tls() is not None else "http",
         args.listen_address,
         args.port,
+        security.describe(),
         hostname,
         args.collect_interval,
     )

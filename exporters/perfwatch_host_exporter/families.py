@@ -89,6 +89,14 @@ REFUSED = _family(
     "symlink loop",
     (*HOST, "reason"),
 )
+HTTP_REFUSED = _family(
+    "exporter_http_refused_total",
+    "counter",
+    "Connections and requests the endpoint refused, by reason: plain HTTP to its TLS port, a failed TLS "
+    "handshake (no or a bad client certificate), a client certificate without an allowed name, no or "
+    "wrong basic auth credentials",
+    (*HOST, "reason"),
+)
 COLLECTIONS = _family("exporter_collections_total", "counter", "Collections finished since the exporter started", HOST)
 CACHE_AGE = _family(
     "exporter_cache_age_seconds",

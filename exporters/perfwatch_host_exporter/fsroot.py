@@ -165,6 +165,31 @@ class Root:
         return "/" + "/".join(done)
 
 
+def read_regular(path: str, limit: int) -> bytes:
+    """The exporter's own file at `path` (symlinks followed: an operator's config, a Kubernetes secret),
+    when it is a regular file of at most `limit` bytes; OSError (EINVAL or EFBIG) otherwise. Never blocks
+    on a FIFO, never opens a device."""
+    before = os.stat(path)
+    if not stat.S_ISREG(before.st_mode):
+        raise OSError(errno.EINVAL, "not a regular file ({})".format(_kind(before.st_mode)), path)
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    try:
+        opened = os.fstat(fd)
+        if (opened.st_dev, opened.st_ino) != (before.st_dev, before.st_ino):
+            raise OSError(errno.EINVAL, "replaced while being opened", path)
+        data = b""
+        while len(data) <= limit:
+            chunk = os.read(fd, limit + 1 - len(data))
+            if not chunk:
+                break
+            data += chunk
+    finally:
+        os.close(fd)
+    if len(data) > limit:
+        raise OSError(errno.EFBIG, "larger than {} bytes".format(limit), path)
+    return data
+
+
 def _kind(mode: int) -> str:
     for test, name in (
         (stat.S_ISFIFO, "a FIFO"),

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from perfwatch_host_exporter import asok
+from perfwatch_host_exporter.app import make_app
 from perfwatch_host_exporter.collection_loop import CollectionLoop
 from perfwatch_host_exporter.collector import Collector, Settings
 from perfwatch_host_exporter.families import EXPORTER_REGISTRY
@@ -132,7 +133,8 @@ def test_full_host_render_parses_and_carries_every_family(tmp_path: Path) -> Non
     host, fake = build(tmp_path)
     loop = CollectionLoop(collector(host, fake).collect, "node1", 15.0, logging.getLogger("t"))
     loop.run_once()
-    text = loop.body(False).decode()  # what /metrics serves: the collection and the loop's own families
+    app = make_app(loop.body, loop.health, "node1", lambda: {"auth_failed": 2})
+    text = app("/metrics", False).body.decode()  # what /metrics serves: collection, loop and server families
     families = {f.name: f for f in text_string_to_metric_families(text)}
     assert {f.type for f in families.values()} <= {"counter", "gauge"}
     # every declared family is in this render (prometheus_client drops _total from counter family names)

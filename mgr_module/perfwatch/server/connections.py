@@ -1,5 +1,7 @@
 """The open client connections, oldest first, and each one's way through its states, without blocking.
 
+With TLS: sniff (peek at the first byte: a TLS handshake, or a plain HTTP request answered 400) ->
+handshake (within the head deadline; a failed one is counted and closed) -> then as without TLS:
 head (read the request head within a deadline and a size cap) -> work (a worker owns the request; the
 socket is left alone) -> write (the response, within a deadline) -> linger (write side shut; read and
 discard until the client closes). A head that cannot be served goes from head straight to write.
@@ -10,14 +12,18 @@ import contextlib
 import logging
 import selectors
 import socket
+import ssl
 import time
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
-from . import httpwire
+from . import handshake, httpwire
 from .limits import Limits
-from .responses import error
+from .responses import error, text_response
+from .security import CLIENT_NOT_ALLOWED, PLAIN_HTTP_TO_TLS, TLS_HANDSHAKE_FAILED, Security
 
 # connection states
+SNIFF = "sniff"  # TLS port: waiting for the first byte
+HANDSHAKE = "handshake"  # TLS handshake under way
 HEAD = "head"  # reading the request head (idle or slow clients wait here, in the loop only)
 WORK = "work"  # a worker owns the request; the loop leaves the socket alone
 WRITE = "write"  # the loop writes the response
@@ -25,12 +31,13 @@ LINGER = "linger"  # response sent and write side shut; draining until the clien
 
 
 class Conn:
-    __slots__ = ("deadline", "head", "out", "peer", "sock", "state")
+    __slots__ = ("deadline", "head", "out", "peer", "sock", "state", "tls")
 
-    def __init__(self, sock: socket.socket, peer: Any, deadline: float) -> None:
+    def __init__(self, sock: socket.socket, peer: Any, deadline: float, tls: Optional[ssl.SSLContext]) -> None:
         self.sock = sock
         self.peer = peer
-        self.state = HEAD
+        self.tls = tls
+        self.state = SNIFF if tls is not None else HEAD
         self.head = bytearray()
         self.out: List[memoryview] = []
         self.deadline = deadline
@@ -40,14 +47,25 @@ class Connections:
     """The connections and their sockets in sel: read heads, write responses, enforce deadlines and caps.
 
     Called from the loop's thread only. Counts what happens in stats (too_large, bad_request,
-    dropped_idle, dropped_writing, head_timeouts, write_timeouts, linger_timeouts).
+    dropped_idle, dropped_writing, head_timeouts, write_timeouts, linger_timeouts, and the refusals of
+    security.REASONS that happen here) and tells each refusal to `warn` (rate-limited by the loop).
     """
 
-    def __init__(self, sel: selectors.BaseSelector, limits: Limits, log: logging.Logger, stats: Dict[str, int]) -> None:
+    def __init__(
+        self,
+        sel: selectors.BaseSelector,
+        limits: Limits,
+        log: logging.Logger,
+        stats: Dict[str, int],
+        security: Optional[Security] = None,
+        warn: Optional[Callable[[str], None]] = None,
+    ) -> None:
         self.sel = sel
         self.limits = limits
         self.log = log
         self.stats = stats
+        self.security = security or Security()
+        self.warn = warn or log.warning
         self._conns: Dict[Conn, None] = collections.OrderedDict()  # oldest first
         self._writing = 0
 
@@ -63,9 +81,9 @@ class Connections:
         return self._writing
 
     def add(self, sock: socket.socket, peer: Any) -> Conn:
-        """Start reading a request head on a newly accepted socket."""
+        """Start reading a request head (or, with TLS, the handshake) on a newly accepted socket."""
         sock.setblocking(False)
-        conn = Conn(sock, peer, time.monotonic() + self.limits.head_timeout)
+        conn = Conn(sock, peer, time.monotonic() + self.limits.head_timeout, self.security.tls())
         self._conns[conn] = None
         self.sel.register(sock, selectors.EVENT_READ, conn)
         return conn
@@ -73,8 +91,8 @@ class Connections:
     def drop_oldest_idle(self) -> bool:
         """Close the oldest connection that is waiting on its client (head or linger); False if none."""
         for conn in self._conns:
-            if conn.state in (HEAD, LINGER):
-                if conn.state == HEAD:
+            if conn.state in (SNIFF, HANDSHAKE, HEAD, LINGER):
+                if conn.state != LINGER:
                     self.stats["dropped_idle"] += 1
                 self.close(conn)
                 return True
@@ -85,9 +103,13 @@ class Connections:
         if conn not in self._conns:  # closed since the loop's select() (to make room): no step is left
             return None
         try:
+            if conn.state == SNIFF:
+                return self._sniff(conn)
+            if conn.state == HANDSHAKE:
+                return self._handshake(conn)
             if conn.state == HEAD:
                 return self._read_head(conn)
-            if conn.state == WRITE:
+            elif conn.state == WRITE:
                 self._flush(conn)
             elif conn.state == LINGER:
                 self._discard(conn)
@@ -96,26 +118,88 @@ class Connections:
             self.close(conn)
         return None
 
-    def _read_head(self, conn: Conn) -> Optional[httpwire.Request]:
-        room = self.limits.head_bytes - len(conn.head) + 1
+    def refused(self, conn: Conn, reason: str, detail: str) -> None:
+        self.stats[reason] += 1
+        self.warn("http: refused a connection from {}: {}: {}".format(handshake.peer_text(conn.peer), reason, detail))
+
+    def _sniff(self, conn: Conn) -> Optional[httpwire.Request]:
+        """A connection to a TLS port: its first byte (handshake.classify) says what comes next."""
         try:
-            data = conn.sock.recv(min(4096, room))
-        except (BlockingIOError, InterruptedError):
+            first = handshake.first_byte(conn.sock)
+        except handshake.WAIT:
             return None
         except OSError:
+            first = b""
+        if not first:
             self.close(conn)
             return None
-        if not data:
+        kind = handshake.classify(first)
+        if kind == PLAIN_HTTP_TO_TLS:
+            self.refused(conn, kind, "an http:// request to an https:// endpoint")
+            conn.state = HEAD
+            self.respond(conn, text_response(400, handshake.PLAIN_TO_TLS_TEXT))
+            return None
+        if kind != handshake.TLS:
+            self.refused(conn, kind, "not a TLS handshake")
             self.close(conn)
             return None
-        searched = max(0, len(conn.head) - 3)
-        conn.head += data
-        end = httpwire.head_end(bytes(conn.head), searched)
-        if end < 0:
+        assert conn.tls is not None
+        self.sel.unregister(conn.sock)
+        try:  # the SSLSocket takes over the descriptor: the plain socket object is detached
+            conn.sock = conn.tls.wrap_socket(conn.sock, server_side=True, do_handshake_on_connect=False)
+        except (OSError, ValueError) as exc:
+            self.refused(conn, TLS_HANDSHAKE_FAILED, str(exc))
+            self._forget(conn)
+            return None
+        self.sel.register(conn.sock, selectors.EVENT_READ, conn)
+        conn.state = HANDSHAKE
+        return self._handshake(conn)
+
+    def _handshake(self, conn: Conn) -> Optional[httpwire.Request]:
+        sock = conn.sock
+        assert isinstance(sock, ssl.SSLSocket)
+        try:
+            needs = handshake.step(sock)
+        except handshake.Failed as exc:
+            self.refused(conn, TLS_HANDSHAKE_FAILED, str(exc))
+            self.close(conn)
+            return None
+        if needs != handshake.DONE:
+            self.sel.modify(sock, selectors.EVENT_READ if needs == handshake.READ else selectors.EVENT_WRITE, conn)
+            return None
+        why = handshake.not_allowed(sock.getpeercert(), self.security.allowed_client_names())
+        if why is not None:
+            self.refused(conn, CLIENT_NOT_ALLOWED, why)
+            self.close(conn)
+            return None
+        conn.state = HEAD
+        self.sel.modify(sock, selectors.EVENT_READ, conn)
+        return self._read_head(conn)  # the request may have come with the handshake's end
+
+    def _read_head(self, conn: Conn) -> Optional[httpwire.Request]:
+        while True:
+            room = self.limits.head_bytes - len(conn.head) + 1
+            try:
+                data = conn.sock.recv(min(4096, room))
+            except handshake.WAIT:
+                return None
+            except OSError:
+                self.close(conn)
+                return None
+            if not data:
+                self.close(conn)
+                return None
+            searched = max(0, len(conn.head) - 3)
+            conn.head += data
+            end = httpwire.head_end(bytes(conn.head), searched)
+            if end >= 0:
+                break
             if len(conn.head) > self.limits.head_bytes:
                 self.stats["too_large"] += 1
                 self.respond(conn, error(431))
-            return None
+                return None
+            if not (isinstance(conn.sock, ssl.SSLSocket) and conn.sock.pending()):
+                return None  # a TLS record may hold more than was read: select() would not say so
         try:
             request = httpwire.parse_head(bytes(conn.head[:end]))
         except httpwire.BadRequest as exc:
@@ -151,12 +235,12 @@ class Connections:
     def _flush(self, conn: Conn) -> None:
         try:
             while conn.out:
-                sent = conn.sock.send(conn.out[0])
+                sent = conn.sock.send(conn.out[0])  # TLS: all of it, or a want error to try it again
                 if sent < len(conn.out[0]):
                     conn.out[0] = conn.out[0][sent:]
                     return
                 conn.out.pop(0)
-        except (BlockingIOError, InterruptedError):
+        except handshake.WAIT:
             return
         except OSError:
             self.close(conn)
@@ -172,9 +256,9 @@ class Connections:
         self.sel.modify(conn.sock, selectors.EVENT_READ, conn)
 
     def _discard(self, conn: Conn) -> None:
-        try:
+        try:  # after shutdown() an SSLSocket reads its raw socket: what the client still sends is dropped
             data = conn.sock.recv(4096)
-        except (BlockingIOError, InterruptedError):
+        except handshake.WAIT:
             return
         except OSError:
             data = b""
@@ -191,12 +275,18 @@ class Connections:
         """Close conn's socket and forget it; a second close() does nothing."""
         if conn not in self._conns:
             return
-        del self._conns[conn]
-        if conn.state == WRITE:
-            self._writing -= 1
         if conn.state != WORK:
             with contextlib.suppress(KeyError, ValueError):
                 self.sel.unregister(conn.sock)
+        self._forget(conn)
+
+    def _forget(self, conn: Conn) -> None:
+        """Close conn's socket (not registered, or unregistered already) and drop it."""
+        if conn not in self._conns:
+            return
+        del self._conns[conn]
+        if conn.state == WRITE:
+            self._writing -= 1
         conn.out = []
         conn.head = bytearray()
         conn.sock.close()

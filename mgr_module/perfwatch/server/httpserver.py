@@ -7,10 +7,12 @@ from ..web import App
 from .limits import Limits
 from .listener import listen
 from .loop import Loop
+from .security import REASONS, Security
 
 
 class HttpServer:
-    """Serves app on addr:port in background threads: HttpServer(app, addr, port, log).start() / .stop()."""
+    """Serves app on addr:port in background threads: HttpServer(app, addr, port, log).start() / .stop().
+    `security` (TLS, basic auth) is asked at each connection and request; plain HTTP without it."""
 
     def __init__(
         self,
@@ -20,6 +22,7 @@ class HttpServer:
         log: logging.Logger,
         limits: Optional[Limits] = None,
         backlog: int = 128,
+        security: Optional[Security] = None,
     ) -> None:
         self.app = app
         self.addr = addr
@@ -27,16 +30,17 @@ class HttpServer:
         self.log = log
         self.limits = limits or Limits()
         self.backlog = backlog
+        self.security = security or Security()
         self._server: Optional[Loop] = None
         self._stats: Dict[str, int] = {}
 
     def start(self) -> None:
         """Bind and serve in threads. Raises OSError when the address cannot be bound."""
         sock, addr = listen(self.addr, self.port, self.backlog, self.log)
-        server = Loop(sock, self.app, self.log, self.limits)
+        server = Loop(sock, self.app, self.log, self.limits, self.security)
         server.start("perfwatch-http")
         self._server = server
-        self.log.info("serving on %s:%d", addr, server.server_address[1])
+        self.log.info("serving on %s:%d (%s)", addr, server.server_address[1], self.security.describe())
 
     @property
     def bound_port(self) -> int:
@@ -46,6 +50,11 @@ class HttpServer:
     def stats(self) -> Dict[str, int]:
         """Counts since the last start(): accepted, served, refused, dropped_idle, head_timeouts, ..."""
         return dict(self._server.stats) if self._server is not None else dict(self._stats)
+
+    def refusals(self) -> Dict[str, int]:
+        """The security refusals (security.REASONS) since the last start(), every reason present."""
+        counts = self.stats()
+        return {reason: counts.get(reason, 0) for reason in REASONS}
 
     def stop(self) -> None:
         if self._server is not None:

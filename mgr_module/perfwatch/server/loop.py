@@ -17,6 +17,7 @@ from ..web import App
 from .connections import Connections
 from .limits import Limits, connection_cap, fd_limit
 from .responses import error
+from .security import REASONS, Security
 from .workers import Job, WorkerPool
 
 _ACCEPT_BATCH = 64
@@ -27,16 +28,20 @@ _WARNING_INTERVAL = 60.0
 class Loop:
     """Serves app on a listening socket: start(name) runs the loop and the workers, stop() ends them."""
 
-    def __init__(self, sock: socket.socket, app: App, log: logging.Logger, limits: Limits) -> None:
+    def __init__(
+        self, sock: socket.socket, app: App, log: logging.Logger, limits: Limits, security: Optional[Security] = None
+    ) -> None:
         self.sock = sock
         self.server_address: Tuple[Any, ...] = sock.getsockname()
         self.log = log
         self.limits = limits
         self.cap = connection_cap(limits, fd_limit())
-        self.stats: Dict[str, int] = collections.Counter()
+        # the refusals are there from the start: workers count theirs too, and a copy must never see
+        # the dict grow under it
+        self.stats: Dict[str, int] = collections.Counter({reason: 0 for reason in REASONS})
         self._sel = selectors.DefaultSelector()
-        self._conns = Connections(self._sel, limits, log, self.stats)
-        self._workers = WorkerPool(app, limits, log, self._finished)
+        self._conns = Connections(self._sel, limits, log, self.stats, security, self._warn)
+        self._workers = WorkerPool(app, limits, log, self._finished, security, self._refused)
         self._done: Deque[Tuple[Job, List[bytes]]] = collections.deque()
         self._wake_r, self._wake_w = socket.socketpair()
         self._wake_r.setblocking(False)
@@ -67,6 +72,11 @@ class Loop:
     def _wake(self) -> None:
         with contextlib.suppress(OSError):  # full: the loop wakes anyway; closed: it has stopped
             self._wake_w.send(b"\0")
+
+    def _refused(self, reason: str, detail: str) -> None:
+        """A worker refused a request (basic auth): counted, and a warning at most once a minute."""
+        self.stats[reason] += 1
+        self._warn("http: refused a request: {}: {}".format(reason, detail))
 
     def _finished(self, job: Job, data: List[bytes]) -> None:
         """A worker's answer (called in the worker's thread): the loop writes it out."""

@@ -1,6 +1,6 @@
 """A Response (or an error status) as the bytes to send: head, then body unless the request was HEAD."""
 
-from typing import List, Optional
+from typing import Dict, List, Optional
 
 from ..web import Response
 from . import httpwire
@@ -16,7 +16,14 @@ def encode(resp: Response, head_only: bool, now: Optional[float] = None) -> List
     return [head] if head_only or not resp.body else [head, resp.body]
 
 
-def error(status: int, head_only: bool = False) -> List[bytes]:
+def error(status: int, head_only: bool = False, headers: Optional[Dict[str, str]] = None) -> List[bytes]:
     """A plain-text answer with just the status, such as "503 Service Unavailable"."""
-    body = "{} {}\n".format(status, httpwire.reason(status)).encode("utf-8")
-    return encode(Response(status, "text/plain; charset=utf-8", body, {}), head_only)
+    return text_response(status, "{} {}\n".format(status, httpwire.reason(status)), head_only, headers)
+
+
+def text_response(
+    status: int, text: str, head_only: bool = False, headers: Optional[Dict[str, str]] = None
+) -> List[bytes]:
+    """A plain-text answer that says `text`."""
+    body = text.encode("utf-8")
+    return encode(Response(status, "text/plain; charset=utf-8", body, dict(headers or {})), head_only)

@@ -13,9 +13,11 @@ from typing import Callable, Deque, List, NamedTuple, Optional
 
 from ..web import App
 from . import httpwire
+from .basic_auth import challenge
 from .connections import Conn
 from .limits import Limits
 from .responses import encode, error
+from .security import OPEN_PATHS, Security
 
 
 class Job(NamedTuple):
@@ -25,13 +27,25 @@ class Job(NamedTuple):
 
 
 class WorkerPool:
-    """limits.workers threads that call app; done(job, data) receives each answer, in a worker's thread."""
+    """limits.workers threads that call app; done(job, data) receives each answer, in a worker's thread.
+    With basic auth (security.auth()), a request without the right credentials gets 401 instead of the
+    app (but for OPEN_PATHS), and refused(reason, detail) is told."""
 
-    def __init__(self, app: App, limits: Limits, log: logging.Logger, done: Callable[[Job, List[bytes]], None]) -> None:
+    def __init__(
+        self,
+        app: App,
+        limits: Limits,
+        log: logging.Logger,
+        done: Callable[[Job, List[bytes]], None],
+        security: Optional[Security] = None,
+        refused: Optional[Callable[[str, str], None]] = None,
+    ) -> None:
         self.app = app
         self.limits = limits
         self.log = log
         self.done = done
+        self.security = security or Security()
+        self.refused = refused or (lambda reason, detail: None)
         self._pending: Deque[Job] = collections.deque()  # oldest first
         self._cond = threading.Condition()
         self._stopping = False
@@ -65,6 +79,16 @@ class WorkerPool:
                 jobs.append(self._pending.popleft())
         return jobs
 
+    def _unauthorised(self, job: Job) -> bool:
+        auth = self.security.auth()
+        if auth is None or job.request.target.split("?", 1)[0] in OPEN_PATHS:
+            return False
+        why = auth.refusal(job.request.headers.get("authorization"))
+        if why is None:
+            return False
+        self.refused(why, "{} {}".format(job.request.method, job.request.target))
+        return True
+
     def _next(self) -> Optional[Job]:
         with self._cond:
             while not self._pending and not self._stopping:
@@ -79,6 +103,8 @@ class WorkerPool:
             head_only = job.request.method == "HEAD"
             if time.monotonic() - job.queued_at > self.limits.queue_timeout:
                 data = error(503, head_only)
+            elif self._unauthorised(job):
+                data = error(401, head_only, challenge())
             else:
                 accepts_gzip = httpwire.accepts_gzip(job.request.headers.get("accept-encoding"))
                 try:

@@ -1,0 +1,89 @@
+"""HTTP basic authentication for the endpoints: users with password hashes (passwords.py), and the answer
+to one request's Authorization header. A password that checked out is remembered (a keyed digest, never
+the password) so that a scrape every few seconds does not pay for bcrypt each time; an unknown user costs
+as much as a known one, so timing does not tell which users exist."""
+
+import base64
+import binascii
+import hashlib
+import hmac
+import os
+import threading
+from typing import Dict, Mapping, Optional, Set, Tuple
+
+from . import passwords
+
+# Why a request was refused: the reason label of the endpoints' http_refused_total
+AUTH_MISSING = "auth_missing"  # no (or not a Basic) Authorization header
+AUTH_FAILED = "auth_failed"  # an unknown user, a wrong password or a header that does not decode
+
+REALM = "ceph-perfwatch"
+_REMEMBERED = 64  # correct (user, password) pairs kept; a new one beyond forgets them all
+
+
+class BasicAuth:
+    def __init__(self, users: Mapping[str, str]) -> None:
+        """users: {name: hash}; every hash must pass passwords.check_hash (PasswordError otherwise)."""
+        if not users:
+            raise passwords.PasswordError("basic auth needs at least one user")
+        for name, stored in users.items():
+            if not name or ":" in name:
+                raise passwords.PasswordError("user name {!r}: must be non-empty, without ':'".format(name))
+            try:
+                passwords.check_hash(stored)
+            except passwords.PasswordError as exc:
+                raise passwords.PasswordError("user {}: {}".format(name, exc)) from None
+        self.users: Dict[str, str] = dict(users)
+        # checked for an unknown user, so that it takes as long as a known one: a hash of the same kind
+        # and cost as the first user's, of a password nobody knows
+        self._decoy = _decoy_like(next(iter(self.users.values())))
+        self._key = os.urandom(32)
+        self._good: Set[bytes] = set()
+        self._lock = threading.Lock()
+
+    def refusal(self, header: Optional[str]) -> Optional[str]:
+        """None when the Authorization header names a user and their password; else AUTH_MISSING or
+        AUTH_FAILED."""
+        credentials = _decode(header)
+        if credentials is None:
+            return AUTH_MISSING if not header or not header.strip().lower().startswith("basic") else AUTH_FAILED
+        user, password = credentials
+        token = hmac.new(self._key, user.encode("utf-8") + b"\0" + password.encode("utf-8"), hashlib.sha256).digest()
+        with self._lock:
+            if token in self._good:
+                return None
+        stored = self.users.get(user)
+        ok = passwords.verify(password, stored if stored is not None else self._decoy) and stored is not None
+        if not ok:
+            return AUTH_FAILED
+        with self._lock:
+            if len(self._good) >= _REMEMBERED:
+                self._good.clear()
+            self._good.add(token)
+        return None
+
+
+def _decode(header: Optional[str]) -> Optional[Tuple[str, str]]:
+    if not header:
+        return None
+    scheme, _, value = header.strip().partition(" ")
+    if scheme.lower() != "basic" or not value.strip():
+        return None
+    try:
+        text = base64.b64decode(value.strip(), validate=True).decode("utf-8")
+    except (binascii.Error, ValueError):
+        return None
+    user, sep, password = text.partition(":")
+    return (user, password) if sep else None
+
+
+def _decoy_like(stored: str) -> str:
+    if stored.startswith(passwords.PBKDF2_PREFIX):
+        iterations = int(stored[len(passwords.PBKDF2_PREFIX) :].split("$")[0])
+        return passwords.hash_pbkdf2(os.urandom(16).hex(), iterations)
+    return stored  # bcrypt: checking against a real user's hash costs the same; the password will not match
+
+
+def challenge() -> Dict[str, str]:
+    """The header a 401 carries."""
+    return {"WWW-Authenticate": 'Basic realm="{}", charset="UTF-8"'.format(REALM)}
