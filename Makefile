@@ -10,7 +10,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 APT_PACKAGES := ceph-mon ceph-osd ceph-mgr ceph-common radosgw python3-rados python3-rbd \
                 python3-venv iproute2 mount prometheus prometheus-node-exporter prometheus-alertmanager jsonnet \
-                mmdebstrap buildah dpkg-dev debhelper lintian
+                mmdebstrap buildah dpkg-dev debhelper lintian python3-bcrypt openssl
 TEST_LAB_DIR ?= $(CURDIR)/.lab-test
 PYTEST_ARGS ?=
 # The cluster tests run in full on RELEASE and, on each other release of RELEASES, the tests marked

@@ -110,6 +110,12 @@ def _parser() -> argparse.ArgumentParser:
         help="a Debian package to install with dpkg before the cluster is made (repeatable), into the lab's own "
         "layer over the rootfs of a release that runs from one; the rootfs itself is never changed",
     )
+    up.add_argument(
+        "--secure",
+        action="store_true",
+        help="perfwatch's endpoints (the module's, the host exporters') ask for TLS, a client certificate "
+        "and a password, which the lab's Prometheus gives; certificates in <lab>/tls (`status` says where)",
+    )
     sub.add_parser("down", help="stop every process the lab started and remove all it created")
     st = sub.add_parser("status", help="daemons, PIDs, health")
     st.add_argument("--format", choices=("plain", "json"), default="plain")
@@ -198,6 +204,10 @@ def _print_status(status: dict) -> None:
         print(f"device   osd.{osd:<16} {dev}")
     for name, url in status["exporters"].items():
         print(f"exporter {name:<29} {url}")
+    if status.get("tls"):
+        tls = status["tls"]
+        print(f"tls      CA {tls['ca']}; client certificate {tls['client_cert']}")
+        print(f"tls      user {tls['user']}, password in {tls['password_file']}")
     client = status["client"]
     print(f"client   {('netns ' + client['netns']) if client['netns'] else 'root namespace'} {client['address']}")
     if not status["knobs"]:
@@ -237,6 +247,7 @@ def main(argv: list[str] | None = None) -> int:
                 rootfs=str(Path(args.rootfs).absolute()) if args.rootfs else "",
                 module_from=args.module_from,
                 install=tuple(str(Path(d).absolute()) for d in args.install),
+                secure=args.secure,
             )
             lab = Lab(config)
             try:

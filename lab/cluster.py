@@ -37,6 +37,7 @@ from . import (
     procs,
     releases,
     rootfs,
+    security,
 )
 from .config import CONFIG_FILE, LabConfig, LabError, load_config
 from .daemons import Catalogue
@@ -227,6 +228,9 @@ class Lab:
         if topo.namespaced:
             step(f"network: bridge {topo.bridge} {topo.core_address}, {len(topo.hosts)} namespaces")
         bootstrap.write_config_and_keys(config, topo, fsid, bootstrap.key_format(config))
+        if config.secure:
+            security.make(config.directory, self.catalogue.tls_addresses())
+            step("TLS: the lab's CA, a certificate for its endpoints, Prometheus's client certificate and password")
         if config.module_from == "checkout":
             for note in bootstrap.link_modules(config, root):
                 step(f"mgr modules: {note}")
@@ -262,11 +266,14 @@ class Lab:
         for note in mgrmodules.tag_mgr_pools(self.ceph):
             step(note)
         wait_for(functools.partial(probes.health_ok, self.ceph), 120, "HEALTH_OK")
+        client = security.client(catalogue.tls)
         for name, url in catalogue.exporter_urls().items():
-            wait_for(functools.partial(probes.http_answers, url), 30, f"{name} on {url}", 0.5)
+            who = client if name.startswith("exporter.") else None  # node_exporter: plain HTTP
+            wait_for(functools.partial(probes.http_answers, url, who), 30, f"{name} on {url}", 0.5)
         for name, url in catalogue.exporter_urls().items():  # answering at once, from their caches
             if name.startswith("exporter."):
-                wait_for(functools.partial(probes.exporter_collected, url), 60, f"{name}'s first collection", 0.5)
+                collected = functools.partial(probes.exporter_collected, url, client)
+                wait_for(collected, 60, f"{name}'s first collection", 0.5)
         for name, url in catalogue.monitoring_urls().items():
             log = catalogue.output_path(name)
             ready = functools.partial(probes.http_ready, self.state.daemons[name], f"{url}-/ready", name, log)
@@ -441,6 +448,7 @@ class Lab:
             },
             "loop_devices": dict(self.state.loops),
             "exporters": catalogue.exporter_urls(),
+            "tls": security.describe(catalogue.tls) if catalogue.tls is not None else None,
             "client": {"netns": self.topo.client.netns, "address": self.topo.client.address},
             "knobs": {key: {**knob, "setting": knobs.describe(knob)} for key, knob in self.state.knobs.items()},
             "rgw": catalogue.rgw_url(),

@@ -53,6 +53,9 @@ class LabConfig:
     # Debian packages installed with dpkg, before the cluster is made, into the lab's own layer over the
     # rootfs (the rootfs itself is never changed).
     install: tuple[str, ...] = ()
+    # perfwatch's endpoints (the module's and the host exporters') ask for TLS, a client certificate and
+    # a password, and the lab's Prometheus gives them (security.py)
+    secure: bool = False
 
     def validate(self) -> None:
         if not _NAME_RE.match(self.name):

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from . import cephconf, cgroups, monitoring
+from . import cephconf, cgroups, monitoring, security
 from .config import REPO_ROOT, LabConfig, LabError
 from .monitoring import Target
 from .topology import Host, Topology
@@ -99,16 +99,35 @@ class Catalogue:
         port = self.config.node_exporter_port if kind == "node-exporter" else self.config.exporter_port
         return f"{address}:{port}", "core" if host is None else host.crush_name
 
+    @property
+    def tls(self) -> security.LabTls | None:
+        """Where a secure lab's certificates and password are; None for a lab on plain HTTP."""
+        return security.tls_of(self.config.directory) if self.config.secure else None
+
+    @property
+    def perfwatch_scheme(self) -> str:
+        """The scheme of perfwatch's endpoints (the module's and the host exporters')."""
+        return "https" if self.config.secure else "http"
+
+    def tls_addresses(self) -> list[str]:
+        """Every address a perfwatch endpoint of the lab listens on: the names its certificate carries."""
+        return sorted({self.topo.core_address, "127.0.0.1", *(h.address for h in self.topo.hosts)})
+
     def exporter_urls(self) -> dict[str, str]:
         """Metrics URL of each exporter, by its daemon name."""
-        return {name: f"http://{self._exporter_endpoint(name)[0]}/metrics" for name in self.exporter_names()}
+        urls = {}
+        for name in self.exporter_names():
+            scheme = "http" if name.startswith("node-exporter.") else self.perfwatch_scheme
+            urls[name] = f"{scheme}://{self._exporter_endpoint(name)[0]}/metrics"
+        return urls
 
     def module_ports(self) -> dict[str, int]:
         """The perfwatch endpoint port of each mgr (see LabConfig.module_ports)."""
         return dict(zip(self.config.mgrs, self.config.module_ports(), strict=True))
 
     def module_urls(self) -> dict[str, str]:
-        return {mgr: f"http://{self.topo.core_address}:{port}/" for mgr, port in self.module_ports().items()}
+        scheme = self.perfwatch_scheme
+        return {mgr: f"{scheme}://{self.topo.core_address}:{port}/" for mgr, port in self.module_ports().items()}
 
     def ceph_metrics_ports(self) -> dict[str, int]:
         """The port of Ceph's own prometheus module on each mgr (see LabConfig.ceph_metrics_ports)."""
@@ -147,7 +166,10 @@ class Catalogue:
     def prometheus_config(self, rule_files: list[Path]) -> dict[str, Any]:
         """The lab's Prometheus configuration, with those of the lab's rule files that exist."""
         alertmanager = f"{self.topo.core_address}:{self.config.alertmanager_port}"
-        return monitoring.prometheus_config(self.fsid, self.scrape_jobs(), alertmanager, rule_files)
+        tls = self.tls
+        settings = security.scrape_settings(tls) if tls is not None else {}
+        secured = {job: settings for job in (monitoring.JOB_MODULE, monitoring.JOB_HOST)} if settings else {}
+        return monitoring.prometheus_config(self.fsid, self.scrape_jobs(), alertmanager, rule_files, secured)
 
     # ----- how to start each daemon ------------------------------------------------------------------
 
@@ -216,6 +238,8 @@ class Catalogue:
             "--collect-interval",
             str(monitoring.EXPORTER_COLLECT_INTERVAL),
         ]
+        if self.tls is not None:
+            argv += ["--web.config.file", str(self.tls.web_config)]
         if self.fsid:  # set by `up` before any daemon starts, and kept in state.json after
             # Only this lab's daemons: another lab (or a cluster) on this machine has its own exporters.
             argv += ["--cluster-fsid", self.fsid]

@@ -13,6 +13,7 @@ from . import bootstrap, probes
 from .cephcli import Ceph, CephCommandError
 from .daemons import Catalogue
 from .probes import wait_for
+from .security import USER, LabTls
 
 CEPH_PROMETHEUS = "prometheus"  # Ceph's module, which serves the ceph_* metrics
 # Seconds between perfwatch's collections in the lab: the lab profile's rules (30 s windows) see three.
@@ -44,7 +45,12 @@ def enable(ceph: Ceph, catalogue: Catalogue) -> None:
     _per_mgr_ports(ceph, module, catalogue.module_ports())
     ceph("config", "set", "mgr", f"mgr/{module}/server_addr", address, as_json=False)
     ceph("config", "set", "mgr", f"mgr/{module}/collect_interval", str(COLLECT_INTERVAL), as_json=False)
+    tls = catalogue.tls
+    if tls is not None:
+        secure_before_enable(ceph, tls)
     ceph("mgr", "module", "enable", module, as_json=False)
+    if tls is not None:
+        secure_after_enable(ceph, tls)
     _per_mgr_ports(ceph, CEPH_PROMETHEUS, catalogue.ceph_metrics_ports())
     if has_option(ceph, f"mgr/{CEPH_PROMETHEUS}/{EXCLUDE_PERF_COUNTERS}"):
         # Reef on: the module leaves per-daemon perf counters to ceph-exporter, which Debian does not ship.
@@ -52,6 +58,31 @@ def enable(ceph: Ceph, catalogue: Catalogue) -> None:
         ceph("config", "set", "mgr", f"mgr/{CEPH_PROMETHEUS}/{EXCLUDE_PERF_COUNTERS}", "false", as_json=False)
     ceph("config", "set", "mgr", f"mgr/{CEPH_PROMETHEUS}/server_addr", address, as_json=False)
     ceph("mgr", "module", "enable", CEPH_PROMETHEUS, as_json=False)
+
+
+def secure_before_enable(ceph: Ceph, tls: LabTls) -> None:
+    """The certificate and key as config-keys (one of the two ways the docs give) and ssl on, before the
+    module first listens: it never serves plain HTTP."""
+    module = bootstrap.MODULE_NAME
+    ceph("config-key", "set", f"mgr/{module}/crt", "-i", str(tls.server.cert), as_json=False)
+    ceph("config-key", "set", f"mgr/{module}/key", "-i", str(tls.server.key), as_json=False)
+    ceph("config", "set", "mgr", f"mgr/{module}/ssl", "true", as_json=False)
+
+
+def secure_after_enable(ceph: Ceph, tls: LabTls) -> None:
+    """The client CA and the password through the module's own commands (the other way), once it answers.
+    A standby mgr takes them at its next look (standby.py)."""
+    wait_for(lambda: _answers(ceph), 60, "the perfwatch module to answer its commands", 0.5)
+    ceph("perfwatch", "set-ssl-client-ca", "-i", str(tls.ca.cert), as_json=False)
+    ceph("perfwatch", "set-basic-auth", USER, "-i", str(tls.password_file), as_json=False)
+
+
+def _answers(ceph: Ceph) -> bool:
+    try:
+        ceph("perfwatch", "status", timeout=10)
+    except CephCommandError:
+        return False
+    return True
 
 
 # The mgr's own pools and the application the mgr tags each with right after creating it.

@@ -105,10 +105,15 @@ def present_rule_files(exists: Iterable[Path]) -> tuple[list[Path], list[Path]]:
 
 
 def prometheus_config(
-    fsid: str, jobs: dict[str, list[Target]], alertmanager: str, rule_files: Iterable[Path]
+    fsid: str,
+    jobs: dict[str, list[Target]],
+    alertmanager: str,
+    rule_files: Iterable[Path],
+    job_settings: dict[str, dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """Prometheus's configuration: `jobs` (by job name) with `cluster: <fsid>` on every target, the
-    lab's rule files and its Alertmanager (host:port)."""
+    lab's rule files and its Alertmanager (host:port). `job_settings` adds to a job's scrape config
+    (scheme, tls_config, basic_auth of a secure lab)."""
     scrape_configs = []
     for job, targets in jobs.items():
         scrape: dict[str, Any] = {
@@ -119,6 +124,7 @@ def prometheus_config(
         }
         if job in HONOR_LABELS:
             scrape["honor_labels"] = True
+        scrape.update((job_settings or {}).get(job, {}))
         scrape["static_configs"] = [
             {"targets": [t.address], "labels": {"cluster": fsid, **dict(t.labels)}} for t in targets
         ]

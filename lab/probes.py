@@ -18,6 +18,7 @@ from typing import Any
 from .cephcli import Ceph, CephCommandError
 from .config import LabError
 from .procs import ProcRef, is_alive
+from .security import HttpClient
 
 
 def wait_for(check: Callable[[], Any], timeout: float, what: str, interval: float = 1.0) -> Any:
@@ -83,11 +84,18 @@ def rgw_answers(url: str) -> bool:
         return False
 
 
-def http_answers(url: str) -> bool:
-    """A GET of `url` (an exporter's metrics) is answered with 200."""
+def _get(url: str, client: HttpClient | None, timeout: float = 3) -> Any:
+    client = client or HttpClient()
+    request = urllib.request.Request(url, headers=dict(client.headers))
+    return urllib.request.urlopen(request, timeout=timeout, context=client.context)
+
+
+def http_answers(url: str, client: HttpClient | None = None) -> bool:
+    """A GET of `url` (an exporter's metrics) is answered with 200 (over TLS with `client`'s certificate
+    and password for a secure lab's perfwatch endpoints)."""
     try:
-        with urllib.request.urlopen(url, timeout=3) as resp:
-            return resp.status == 200
+        with _get(url, client) as resp:
+            return bool(resp.status == 200)
     except (urllib.error.URLError, ConnectionError, TimeoutError):
         return False
 
@@ -95,11 +103,11 @@ def http_answers(url: str) -> bool:
 _COLLECTIONS = re.compile(r"^ceph_perfwatch_exporter_collections_total\{[^}]*\} (\S+)$", re.MULTILINE)
 
 
-def exporter_collected(url: str) -> bool:
+def exporter_collected(url: str, client: HttpClient | None = None) -> bool:
     """The perfwatch host exporter at `url` (its /metrics) serves a finished collection: it answers from
     a cache that its background collection fills, with nothing of the daemons before the first one."""
     try:
-        with urllib.request.urlopen(url, timeout=3) as resp:
+        with _get(url, client) as resp:
             text = resp.read().decode("utf-8", "replace")
     except (urllib.error.URLError, ConnectionError, TimeoutError):
         return False

@@ -10,8 +10,8 @@ from typing import Callable, Dict
 
 from perfwatch.exposition import CONTENT_TYPE, render
 from perfwatch.metrics_model import Sample
+from perfwatch.server.responses import App, Response
 from perfwatch.version import __version__
-from perfwatch.web import App, Response
 
 from . import families as f
 from .collection_loop import Health

@@ -11,6 +11,7 @@ class Config(NamedTuple):
 
     server_addr: str
     server_port: int
+    ssl: bool
     request_timeout: int
     max_requests_in_flight: int
     standby_behaviour: str

@@ -6,6 +6,11 @@ An address that is valid but cannot be bound here (`server_addr 1.2.3.4`, not an
 never takes the endpoint down: the new address is bound before the old server stops, and when the
 old one had to stop first (same port: it may be in the way), it listens on the old address again.
 Scrapes of the old address keep working, and the health check says the new one does not.
+
+TLS and basic auth come with each ensure() (endpoint_security.Wanted): a change (a new certificate, a
+user added) restarts the server where it listens; settings that cannot be served (ssl on without a
+certificate, a key that does not match it) stop it, rather than serve plain HTTP, and the health check
+says why. The URL is https:// with TLS.
 """
 
 import errno
@@ -13,8 +18,10 @@ import logging
 from typing import Any, Callable, Dict, Optional, Tuple
 
 from . import validation
+from .endpoint_security import Wanted
 from .server import HttpServer
-from .web import App
+from .server.responses import App
+from .server.security import Security
 
 # ----- health check ------------------------------------------------------------------------------
 
@@ -30,14 +37,15 @@ STATUS_STILL_SERVING = "still serving on {old} ({url})"
 STATUS_NOWHERE = "serving nowhere"
 
 Address = Tuple[str, int]
-ServerFactory = Callable[[App, str, int, logging.Logger], Any]  # HttpServer(app, addr, port, log)
+ServerFactory = Callable[..., Any]  # HttpServer(app, addr, port, log, security=...)
+PLAIN = Wanted(Security(), "", None)  # no TLS, no auth: what ensure() serves when told nothing
 
 
-def url_of(address: Address, mgr_ip: Callable[[], str]) -> str:
+def url_of(address: Address, mgr_ip: Callable[[], str], scheme: str = "http") -> str:
     """The URL scrapers use: the mgr's own IP for a wildcard address."""
     addr, port = address
     host = mgr_ip() if addr in ("::", "0.0.0.0") else addr
-    return "http://{}:{}/".format(host if ":" not in host else "[" + host + "]", port)
+    return "{}://{}:{}/".format(scheme, host if ":" not in host else "[" + host + "]", port)
 
 
 def _text(address: Address) -> str:
@@ -67,6 +75,8 @@ class Endpoint:
         self._listening: Optional[Address] = None  # where _server listens
         self._previous: Optional[Address] = None  # the last address it listened on: the fallback
         self._failed: Optional[Tuple[Address, str]] = None  # the address wanted, why it cannot be listened on
+        self._wanted = PLAIN  # the security it serves with
+        self._serving_fingerprint: Optional[str] = None
         self.url: Optional[str] = None
         self.error: Optional[str] = None  # for `perfwatch status`
 
@@ -74,19 +84,33 @@ class Endpoint:
     def listening(self) -> Optional[Address]:
         return self._listening
 
-    def ensure(self, addr: str, port: int) -> bool:
-        """Listen on addr:port, or say why not and listen where it did before. Never raises. True when
-        the PERFWATCH_ENDPOINT check changed (the caller sets the health checks again)."""
+    @property
+    def security(self) -> Security:
+        return self._wanted.security
+
+    def refusals(self) -> Dict[str, int]:
+        """The serving server's counts of refused connections and requests (security.REASONS)."""
+        return self._server.refusals() if self._server is not None else {}
+
+    def ensure(self, addr: str, port: int, security: Wanted = PLAIN) -> bool:
+        """Listen on addr:port with `security`, or say why not and listen where it did before (but for
+        security that cannot be served: then nowhere). Never raises. True when the PERFWATCH_ENDPOINT
+        check changed (the caller sets the health checks again)."""
         before = self._failed
         wanted = (addr, port)
         refused = validation.check("server_addr", addr)
         if refused:  # never listened on; PERFWATCH_CONFIG_INVALID reports it
             self._failed = None
             self._report("server_addr refused: {}; {}".format(refused, self._where()))
-        elif wanted == self._listening:
+        elif security.error is not None:
+            self.stop()  # never plain HTTP where TLS or auth is asked for
+            self._failed = (wanted, security.error)
+            self._report("{}; {}".format(security.error, self._where()))
+        elif wanted == self._listening and security.fingerprint == self._serving_fingerprint:
             self._failed = None
             self._report(None)
         else:
+            self._wanted = security
             self._move_to(wanted)
         return self._failed != before
 
@@ -109,7 +133,7 @@ class Endpoint:
     def _listen_on(self, address: Address) -> None:
         """Serve on address instead of where it serves now. OSError when address cannot be bound; then
         the old server still serves, unless it had to stop to free the port (nothing serves then)."""
-        new = self._make(self._app, address[0], address[1], self._log)
+        new = self._make(self._app, address[0], address[1], self._log, security=self._wanted.security)
         try:
             new.start()
         except OSError as exc:
@@ -119,7 +143,8 @@ class Endpoint:
             new.start()
         self.stop()
         self._server, self._listening, self._previous = new, address, address
-        self.url = url_of(address, self._mgr_ip)
+        self._serving_fingerprint = self._wanted.fingerprint
+        self.url = url_of(address, self._mgr_ip, "https" if self._wanted.security.tls() is not None else "http")
         self._publish(self.url)
 
     def _where(self) -> str:
@@ -158,4 +183,5 @@ class Endpoint:
             self._server.stop()
         self._server = None
         self._listening = None
+        self._serving_fingerprint = None
         self.url = None

@@ -142,6 +142,14 @@ UNAVAILABLE = _declare(
     (*DAEMON, "counter"),
 ).name
 CACHE_AGE = _declare("cache_age_seconds", "gauge", "Age of the collected data this scrape was served from").name
+HTTP_REFUSED = _declare(
+    "http_refused_total",
+    "counter",
+    "Connections and requests the endpoint refused since it last started listening, by reason: plain HTTP "
+    "to its TLS port, a failed TLS handshake (no or a bad client certificate), a client certificate without "
+    "an allowed name, no or wrong basic auth credentials",
+    ("reason",),
+).name
 
 # --- benchmark results (benchmarks/metrics.py): ceph_daemon only for a result of one OSD ---------------
 BENCH: Tuple[str, ...] = (*DAEMON, "kind", "metric")

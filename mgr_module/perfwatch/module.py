@@ -2,16 +2,24 @@
 the collector, the benchmark runner and result board, and the HTTP endpoint together. What they do is in
 those plain modules; this one only wires them and answers the mgr."""
 
-import functools
-import inspect
 import os
 import threading
 import time
-from typing import Any, Callable, ClassVar, Dict, List, Optional
+from typing import Any, ClassVar, Dict, List, Optional
 
 from mgr_module import HandleCommandResult, MgrModule, Option
 
-from . import config, mgr_compat, mgr_logging, options, osd_table, status, validation
+from . import (
+    config,
+    endpoint_security,
+    mgr_compat,
+    mgr_logging,
+    options,
+    osd_table,
+    secrets_commands,
+    status,
+    validation,
+)
 from .benchmarks import commands, health
 from .benchmarks.result_board import ResultBoard
 from .benchmarks.run import Run
@@ -21,37 +29,15 @@ from .collector import Collector, Settings, unavailable_report
 from .endpoint import Endpoint
 from .mgr_adapter import MgrAdapter, MgrProgress
 from .output import OutputFormat, render
+from .runner_guard import with_runner
+from .secrets_cli import SecretsCommands
 from .version import __version__
 from .web import active_app
 
 MODULE_OPTIONS = [Option(**spec) for spec in options.OPTIONS]
 
-CommandMethod = Callable[..., HandleCommandResult]
 
-
-def _with_runner(method: CommandMethod) -> CommandMethod:
-    """A bench command: answers EAGAIN until serve() has built the runner, and is handed the runner after
-    `self`. The mgr (CLICommand, through inspect.getfullargspec) reads a command's arguments and their
-    types from its __signature__: that of `method`, less `runner`."""
-
-    @functools.wraps(method)
-    def guarded(self: "Module", *args: Any, **kwargs: Any) -> HandleCommandResult:
-        runner = self.runner
-        if runner is None:
-            return HandleCommandResult(*commands.not_ready())
-        return method(self, runner, *args, **kwargs)
-
-    signature = inspect.signature(method)
-    params = [p for p in signature.parameters.values() if p.name != "runner"]
-    guarded.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
-    guarded.__annotations__ = {k: v for k, v in method.__annotations__.items() if k != "runner"}
-    # Reef and later unwrap decorated commands through __wrapped__ (mgr_module._extract_target_func) and
-    # would read `runner` from `method`: without it they read `guarded`, as Pacific does.
-    del guarded.__wrapped__  # type: ignore[attr-defined]
-    return guarded
-
-
-class Module(MgrModule):
+class Module(SecretsCommands, MgrModule):
     MODULE_OPTIONS: List[Option] = MODULE_OPTIONS
     NOTIFY_TYPES: ClassVar[List[Any]] = []  # we poll on our own interval; no mgr notifications wanted
     CLICommand = mgr_compat.CLICommand  # the registry the mgr lists and dispatches our commands from
@@ -67,6 +53,7 @@ class Module(MgrModule):
         self._config = config.defaults()  # the options in force: refused values replaced
         self._config_errors: Dict[str, str] = {}  # option -> why its value is refused (validation.py)
         self._endpoint: Optional[Endpoint] = None  # built in serve(), with the collector it serves
+        self._security = endpoint_security.build(endpoint_security.Inputs(False, None, None, None, None))
         self.collector: Optional[Collector] = None
         self.runner: Optional[Runner] = None
         self.board: Optional[ResultBoard] = None
@@ -76,6 +63,9 @@ class Module(MgrModule):
         A value validation.py refuses is not used (see validation.effective): it is logged once per
         change and reported in `ceph perfwatch status` and as PERFWATCH_CONFIG_INVALID."""
         new, refused = config.read(self.get_module_option, self.get_localized_module_option)
+        stored = secrets_commands.stored_s3_credentials(self.get_store)  # set-s3-credentials wins
+        if stored is not None:
+            new = new._replace(rgw_s3_access_key=stored[0], rgw_s3_secret_key=stored[1])
         for name, message in sorted(validation.newly_refused(self._config_errors, refused).items()):
             self.log.error("option %s refused, not used: %s", name, message)
         for name in sorted(set(self._config_errors) - set(refused)):
@@ -92,9 +82,15 @@ class Module(MgrModule):
         mgr_map = self.get("mgr_map")
         return bool(mgr_map) and mgr_map.get("active_name") == self.get_mgr_id()
 
+    def secrets_changed(self) -> None:
+        self.config_notify()  # S3 keys into the Config; wakes the loop, which takes the endpoint's
+
     def _ensure_endpoint(self, endpoint: Endpoint) -> None:
         wanted = config.listen_endpoint(self.get_localized_module_option)
-        if endpoint.ensure(wanted["addr"], wanted["port"]):
+        given = endpoint_security.inputs(self._config.ssl, self.get_localized_store, self.get_store)
+        if given.fingerprint() != self._security.fingerprint:  # built again only when the store changed
+            self._security = endpoint_security.build(given)
+        if endpoint.ensure(wanted["addr"], wanted["port"], self._security):
             self._update_health()
 
     def serve(self) -> None:
@@ -124,7 +120,7 @@ class Module(MgrModule):
             extra_samples=lambda: board.samples(runner.outcomes(), self._config.baseline_min_results),
         )
         self.collector = collector
-        app = active_app(collector.cache, self.get_mgr_id())
+        app = active_app(collector.cache, self.get_mgr_id(), http_refusals=lambda: endpoint.refusals())
         self._endpoint = endpoint = Endpoint(app, self.get_mgr_id(), self.get_mgr_ip, self.set_uri, self.log)
         try:
             while not self._stop.is_set():
@@ -176,7 +172,7 @@ class Module(MgrModule):
     # ----- commands -----------------------------------------------------------------------------
 
     @mgr_compat.write_command("perfwatch bench run")
-    @_with_runner
+    @with_runner
     def cmd_bench_run(
         self,
         runner: Runner,
@@ -197,13 +193,13 @@ class Module(MgrModule):
         return HandleCommandResult(*commands.run(runner, kind, osd, params, format))
 
     @mgr_compat.read_command("perfwatch bench status")
-    @_with_runner
+    @with_runner
     def cmd_bench_status(self, runner: Runner, format: OutputFormat = OutputFormat.plain) -> HandleCommandResult:
         """Show running and recent benchmark runs, regressions and scratch data awaiting cleanup"""
         return HandleCommandResult(*commands.status(runner, format))
 
     @mgr_compat.write_command("perfwatch bench cancel")
-    @_with_runner
+    @with_runner
     def cmd_bench_cancel(
         self, runner: Runner, run_id: Optional[str] = None, format: OutputFormat = OutputFormat.plain
     ) -> HandleCommandResult:
@@ -211,7 +207,7 @@ class Module(MgrModule):
         return HandleCommandResult(*commands.cancel(runner, run_id, format))
 
     @mgr_compat.read_command("perfwatch bench history")
-    @_with_runner
+    @with_runner
     def cmd_bench_history(
         self,
         runner: Runner,
@@ -224,7 +220,7 @@ class Module(MgrModule):
         return HandleCommandResult(*commands.history(runner, kind, osd, limit, format))
 
     @mgr_compat.write_command("perfwatch bench reset-baseline")
-    @_with_runner
+    @with_runner
     def cmd_bench_reset_baseline(
         self,
         runner: Runner,
@@ -238,7 +234,7 @@ class Module(MgrModule):
         return HandleCommandResult(*result)
 
     @mgr_compat.read_command("perfwatch bench schedule")
-    @_with_runner
+    @with_runner
     def cmd_bench_schedule(self, runner: Runner, format: OutputFormat = OutputFormat.plain) -> HandleCommandResult:
         """Show each benchmark kind, its interval option, window and last run"""
         return HandleCommandResult(*commands.schedule(runner, format))
@@ -265,6 +261,7 @@ class Module(MgrModule):
         report["endpoint"] = {
             "url": endpoint.url if endpoint is not None else None,
             "error": endpoint.error if endpoint is not None else None,
+            "security": endpoint.security.describe() if endpoint is not None else None,
         }
         report["collection"] = {
             "cycles": collector.cycles if collector else 0,

@@ -29,6 +29,19 @@ OPTIONS: List[OptionSpec] = [
         "runtime": True,
     },
     {
+        "name": "ssl",
+        "type": "bool",
+        "default": False,
+        "desc": "Serve the metrics endpoint over HTTPS (certificate: ceph perfwatch set-ssl-certificate -i)",
+        "long_desc": "The certificate and key come from the mgr store: ceph perfwatch set-ssl-certificate "
+        "[<mgr id>] -i cert.pem and set-ssl-certificate-key [<mgr id>] -i key.pem (config-keys "
+        "mgr/perfwatch/crt and mgr/perfwatch/key, or mgr/perfwatch/<mgr id>/crt and .../key). With ssl on "
+        "and no certificate the endpoint serves nothing (never plain HTTP) and PERFWATCH_ENDPOINT says why. "
+        "ceph perfwatch set-ssl-client-ca -i ca.pem makes clients present a certificate that CA signed; "
+        "ceph perfwatch set-basic-auth <user> -i password-file asks for a password.",
+        "runtime": True,
+    },
+    {
         "name": "request_timeout",
         "type": "secs",
         "default": 10,
@@ -173,14 +186,20 @@ BENCH_OPTIONS: List[OptionSpec] = [
         "type": "str",
         "default": "",
         "runtime": True,
-        "desc": "Access key of the S3 user the rgw probe signs with (never shown)",
+        "desc": "Access key of the S3 user the rgw probe signs with (never shown); "
+        "prefer ceph perfwatch set-s3-credentials -i FILE",
+        "long_desc": "An option value stays in `ceph config log` and in shell history. "
+        "ceph perfwatch set-s3-credentials -i FILE stores both keys in the mgr store instead, and wins.",
     },
     {
         "name": "rgw_s3_secret_key",
         "type": "str",
         "default": "",
         "runtime": True,
-        "desc": "Secret key of that S3 user (never shown, logged or exported)",
+        "desc": "Secret key of that S3 user (never shown, logged or exported); "
+        "prefer ceph perfwatch set-s3-credentials -i FILE",
+        "long_desc": "An option value stays in `ceph config log` and in shell history. "
+        "ceph perfwatch set-s3-credentials -i FILE stores both keys in the mgr store instead, and wins.",
     },
     {
         "name": "rgw_s3_bucket",

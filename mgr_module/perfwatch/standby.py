@@ -1,14 +1,16 @@
 """The standby mgr's entry point: it answers the metrics endpoint so scrapes of every mgr see who is active."""
 
 import threading
-from typing import Any, List, Tuple
+from typing import Any, List, Optional, Tuple
 
 from mgr_module import MgrStandbyModule, Option
 
-from . import config, mgr_logging, options, validation
+from . import config, endpoint_security, mgr_logging, options, validation
 from .module import MODULE_OPTIONS
 from .server import HttpServer
 from .web import standby_app
+
+RECHECK = 30.0  # seconds between looks at the stored certificate, key and users
 
 
 class StandbyModule(MgrStandbyModule):
@@ -28,6 +30,10 @@ class StandbyModule(MgrStandbyModule):
         code = options.coerce("standby_error_status_code", self.get_module_option("standby_error_status_code"))
         return mode, code
 
+    def _security(self) -> endpoint_security.Wanted:
+        ssl_on = bool(options.coerce("ssl", self.get_module_option("ssl")))
+        return endpoint_security.build(endpoint_security.inputs(ssl_on, self.get_localized_store, self.get_store))
+
     def serve(self) -> None:
         endpoint = config.listen_endpoint(self.get_localized_module_option)
         refused = validation.check("server_addr", endpoint["addr"])
@@ -35,14 +41,28 @@ class StandbyModule(MgrStandbyModule):
             self.log.error("standby does not listen: option server_addr refused: %s", refused)
             return
         app = standby_app(self.get_mgr_id(), self._behaviour, self.get_active_uri)
-        server = HttpServer(app, endpoint["addr"], endpoint["port"], self.log)
-        try:
-            server.start()
-        except OSError as exc:
-            self.log.error("standby cannot listen on %s:%s: %s", endpoint["addr"], endpoint["port"], exc)
-            return
-        self._stop.wait()
-        server.stop()
+        server: Optional[HttpServer] = None
+        serving = ""  # the fingerprint of the security it serves with
+        while True:  # as the active one: TLS and users as stored, looked at again every RECHECK seconds
+            wanted = self._security()
+            if wanted.fingerprint != serving:
+                if server is not None:
+                    server.stop()
+                    server = None
+                serving = wanted.fingerprint
+                if wanted.error is not None:  # nothing rather than plain HTTP
+                    self.log.error("standby does not listen: %s", wanted.error)
+                else:
+                    server = HttpServer(app, endpoint["addr"], endpoint["port"], self.log, security=wanted.security)
+                    try:
+                        server.start()
+                    except OSError as exc:
+                        self.log.error("standby cannot listen on %s:%s: %s", endpoint["addr"], endpoint["port"], exc)
+                        server = None
+            if self._stop.wait(RECHECK):
+                break
+        if server is not None:
+            server.stop()
 
     def shutdown(self) -> None:
         self._stop.set()

@@ -1,24 +1,16 @@
-"""What the HTTP endpoint answers, as plain functions of the request path (no sockets here)."""
+"""What the module's HTTP endpoint answers, as plain functions of the request path (no sockets here)."""
 
+import gzip
 import html
 import time
-from typing import Callable, Dict, NamedTuple, Tuple
+from typing import Callable, Dict, Tuple
 
-from .exposition import CONTENT_TYPE
+from .exposition import CONTENT_TYPE, render
+from .metric_families import HTTP_REFUSED, MODULE_REGISTRY
 from .metrics_cache import MetricsCache
+from .metrics_model import Sample
+from .server.responses import App, Response
 from .version import __version__
-
-
-class Response(NamedTuple):
-    status: int
-    content_type: str
-    body: bytes
-    headers: Dict[str, str]
-
-
-# app(path, accepts_gzip): the server reads Accept-Encoding (httpwire.accepts_gzip) and answers HEAD
-# with GET's status and fields, so an app only maps a path to a response.
-App = Callable[[str, bool], Response]
 
 _PAGE = """<!DOCTYPE html>
 <html><head><title>ceph-perfwatch</title></head>
@@ -38,13 +30,25 @@ def _not_found(path: str) -> Response:
     return Response(404, "text/plain; charset=utf-8", "no such page: {}\n".format(path).encode("utf-8"), {})
 
 
-def active_app(cache: MetricsCache, mgr_id: str, clock: Callable[[], float] = time.time) -> App:
+def refusals_text(counts: Dict[str, int], compressed: bool) -> bytes:
+    """The endpoint's refusal counts (server.security.REASONS) as exposition text, gzipped when asked."""
+    samples = [Sample(HTTP_REFUSED, "", (("reason", r),), float(n)) for r, n in sorted(counts.items())]
+    text = render(MODULE_REGISTRY, samples).encode("utf-8") if samples else b""
+    return gzip.compress(text, compresslevel=1) if compressed and text else text
+
+
+def active_app(
+    cache: MetricsCache,
+    mgr_id: str,
+    clock: Callable[[], float] = time.time,
+    http_refusals: Callable[[], Dict[str, int]] = dict,
+) -> App:
     def app(path: str, accepts_gzip: bool) -> Response:
         path = path.split("?", 1)[0]
         if path == "/":
             return _page("Served by the active mgr, mgr.{}.".format(html.escape(mgr_id)), "")
         if path == "/metrics":
-            body = cache.body(clock(), compressed=accepts_gzip)
+            body = cache.body(clock(), compressed=accepts_gzip) + refusals_text(http_refusals(), accepts_gzip)
             headers = {"Content-Encoding": "gzip"} if accepts_gzip else {}
             return Response(200, CONTENT_TYPE, body, headers)
         return _not_found(path)

@@ -18,7 +18,7 @@ import pytest
 
 from perfwatch import endpoint
 from perfwatch.endpoint import ENDPOINT, Endpoint
-from perfwatch.web import Response
+from perfwatch.server import Response
 
 UNBINDABLE = "192.0.2.1"
 
@@ -143,8 +143,9 @@ class FakeServer:
 
     running: ClassVar[list[FakeServer]] = []
 
-    def __init__(self, app: Any, addr: str, port: int, log: Any) -> None:
+    def __init__(self, app: Any, addr: str, port: int, log: Any, **kwargs: Any) -> None:
         self.addr, self.port = addr, port
+        self.security = kwargs.get("security")
 
     def start(self) -> None:
         for other in FakeServer.running:

@@ -1,7 +1,6 @@
 import pytest
 
-from perfwatch.server import Limits, connection_cap, encode, httpwire
-from perfwatch.web import Response
+from perfwatch.server import Limits, Response, connection_cap, encode, httpwire
 
 
 @pytest.mark.parametrize(

@@ -40,6 +40,15 @@ COMMANDS = {
     "perfwatch bench schedule": FORMAT,
     "perfwatch status": FORMAT,
     "perfwatch metrics": FORMAT,
+    # secrets come in files (-i): the mgr hands them over as inbuf, never as an argument
+    "perfwatch set-ssl-certificate": "name=mgr_id,req=false,type=CephString",
+    "perfwatch set-ssl-certificate-key": "name=mgr_id,req=false,type=CephString",
+    "perfwatch set-ssl-client-ca": "",
+    "perfwatch clear-ssl-client-ca": "",
+    "perfwatch set-basic-auth": "name=username,type=CephString",
+    "perfwatch clear-basic-auth": "name=username,req=false,type=CephString",
+    "perfwatch set-s3-credentials": "",
+    "perfwatch clear-s3-credentials": "",
 }
 
 
@@ -66,7 +75,15 @@ def mgr_module(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, 
         monkeypatch.syspath_prepend(str(helpers))
         for name in [m for m in sys.modules if m in ("ceph", "ceph_argparse") or m.startswith("ceph.")]:
             monkeypatch.delitem(sys.modules, name)
-    ours = ("mgr_module", "mgr_util", "perfwatch.mgr_compat", "perfwatch.module", "perfwatch.mgr_adapter")
+    ours = (
+        "mgr_module",
+        "mgr_util",
+        "perfwatch.mgr_compat",
+        "perfwatch.module",
+        "perfwatch.mgr_adapter",
+        "perfwatch.secrets_cli",
+        "perfwatch.runner_guard",
+    )
     for name in ours:
         monkeypatch.delitem(sys.modules, name, raising=False)
         monkeypatch.delattr(perfwatch, name.split(".", 1)[-1], raising=False)  # `from . import x` reads it
@@ -127,3 +144,45 @@ def test_bench_commands_wait_for_the_runner_then_get_it(mgr_module: Any) -> None
     history = registry().COMMANDS["perfwatch bench history"]
     retval, out, _err = history.call(mod, {"prefix": "perfwatch bench history", "osd": 3, "format": "json"})
     assert retval == 0 and json.loads(out) == [{"kind": None, "osd": 3, "limit": 10}]
+
+
+class Store:
+    """The mgr store and the module's reaction to it, as the secrets commands use them."""
+
+    def __init__(self) -> None:
+        self.kv: dict[str, str] = {}
+        self.changes = 0
+
+    def get_store(self, key: str) -> str | None:
+        return self.kv.get(key)
+
+    def set_store(self, key: str, value: str | None) -> None:
+        if value is None:
+            self.kv.pop(key, None)
+        else:
+            self.kv[key] = value
+
+    def secrets_changed(self) -> None:
+        self.changes += 1
+
+
+def test_secrets_come_from_the_input_file_and_are_never_echoed(mgr_module: Any) -> None:
+    mod = Store()
+    dispatch = registry().COMMANDS
+    module = sys.modules["perfwatch.module"].Module
+    for name in ("_store", "_answer"):
+        setattr(Store, name, getattr(module, name))
+    secret = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+    given = json.dumps({"keys": [{"user": "probe", "access_key": "AKIAEXAMPLE", "secret_key": secret}]})
+    retval, out, err = dispatch["perfwatch set-s3-credentials"].call(
+        mod, {"prefix": "perfwatch set-s3-credentials"}, given
+    )
+    assert retval == 0 and secret not in out + err and mod.changes == 1
+    assert json.loads(mod.kv["rgw_s3_credentials"]) == {"access_key": "AKIAEXAMPLE", "secret_key": secret}
+    retval, out, err = dispatch["perfwatch set-s3-credentials"].call(mod, {"prefix": "perfwatch set-s3-credentials"})
+    assert retval == -errno.EINVAL and "-i FILE" in err, "no file given"
+    password = "correct horse battery"
+    cmd = {"prefix": "perfwatch set-basic-auth", "username": "prometheus"}
+    retval, out, err = dispatch["perfwatch set-basic-auth"].call(mod, cmd, password + "\n")
+    assert retval == 0 and password not in out + err
+    assert password not in mod.kv["basic_auth_users"] and "$pbkdf2-sha256$" in mod.kv["basic_auth_users"]

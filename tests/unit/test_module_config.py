@@ -6,10 +6,11 @@ import logging
 import sys
 import types
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
+import perfwatch as perfwatch_package
 from perfwatch import options
 from perfwatch.benchmarks.result_board import ResultBoard
 
@@ -32,24 +33,39 @@ def _fake_mgr_module() -> types.ModuleType:
     def command(prefix: str) -> Any:
         return lambda f: f
 
+    class CLICommand:  # the mgr-wide registry of Pacific; the decorators above leave it empty
+        COMMANDS: ClassVar[dict] = {}
+
     fake.Option = Option  # type: ignore[attr-defined]
     fake.MgrModule = MgrModule  # type: ignore[attr-defined]
     fake.MgrStandbyModule = type("MgrStandbyModule", (MgrModule,), {})  # type: ignore[attr-defined]
     fake.CommandResult = object  # type: ignore[attr-defined]
     fake.HandleCommandResult = HandleCommandResult  # type: ignore[attr-defined]
     fake.CLIReadCommand = fake.CLIWriteCommand = command  # type: ignore[attr-defined]
+    fake.CLICommand = CLICommand  # type: ignore[attr-defined]
     return fake
+
+
+# the modules that import mgr_module: imported again with the stand-in
+MGR_IMPORTERS = (
+    "perfwatch.mgr_compat",
+    "perfwatch.module",
+    "perfwatch.mgr_adapter",
+    "perfwatch.secrets_cli",
+    "perfwatch.runner_guard",
+)
 
 
 @pytest.fixture
 def module_class(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     monkeypatch.setitem(sys.modules, "mgr_module", _fake_mgr_module())
-    for name in ("perfwatch.module", "perfwatch.mgr_adapter"):
+    for name in MGR_IMPORTERS:
         monkeypatch.delitem(sys.modules, name, raising=False)
+        monkeypatch.delattr(perfwatch_package, name.split(".", 1)[1], raising=False)  # `from . import x` reads it
     import perfwatch.module
 
     yield perfwatch.module.Module
-    for name in ("perfwatch.module", "perfwatch.mgr_adapter"):
+    for name in MGR_IMPORTERS:
         sys.modules.pop(name, None)
 
 
@@ -69,6 +85,10 @@ def make(module_class: Any, **values: Any) -> Any:
     mod.get_module_option = lambda name, default=None: mod.values.get(name)
     mod.get_localized_module_option = lambda name, default=None: mod.values.get(name, default)
     mod.set_health_checks = mod.health.append
+    mod.kv = {}  # the mgr store (mgr/perfwatch/...); tests may put get_store/set_store of their own
+    mod.get_store = lambda key, default=None: mod.kv.get(key, default)
+    mod.set_store = lambda key, value: mod.kv.__setitem__(key, value) if value is not None else mod.kv.pop(key, None)
+    mod.get_localized_store = lambda key, default=None: mod.get_store("x/" + key) or mod.get_store(key) or default
     mod.get_mgr_id = lambda: "x"
     mod.is_active_mgr = lambda: True
     mod.version = "ceph version 16.2.15"

@@ -76,5 +76,9 @@ def test_an_unbindable_server_addr_keeps_metrics_served_and_raises_a_check(servi
     mod.values["server_addr"] = "127.0.0.1"
     next_pass(mod)
     assert set(mod.health[-1]) == {"PERFWATCH_CONFIG_INVALID"}
-    assert status(mod)["endpoint"] == {"url": f"http://127.0.0.1:{port}/", "error": None}
+    assert status(mod)["endpoint"] == {
+        "url": f"http://127.0.0.1:{port}/",
+        "error": None,
+        "security": "plain HTTP, no auth",
+    }
     assert scrape(port) == 200

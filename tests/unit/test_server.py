@@ -15,9 +15,8 @@ from collections.abc import Iterator
 import pytest
 
 from perfwatch import server
-from perfwatch.server import HttpServer, Limits
+from perfwatch.server import HttpServer, Limits, Response
 from perfwatch.server.connections import Connections
-from perfwatch.web import Response
 
 BIG = b"x" * (32 << 20)  # more than loopback socket buffers hold: a client that never reads stalls its write
 

@@ -10,11 +10,14 @@ capped (the oldest idle ones are dropped to make room), and so are responses bei
 Every response closes its connection (Prometheus opens a new one per scrape; that is cheap).
 
 httpserver.py holds HttpServer; limits.py the bounds; listener.py binds; loop.py is the loop thread;
-connections.py each connection's states; workers.py the pool; responses.py and httpwire.py the bytes.
+connections.py each connection's states (handshake.py the TLS start); workers.py the pool; responses.py
+what an app answers and its bytes, httpwire.py HTTP's syntax; security.py, tls.py, basic_auth.py and
+passwords.py what clients must show. Nothing here imports the mgr module's code: the host exporter
+ships this package with the few pure modules it uses.
 """
 
 from .httpserver import HttpServer
 from .limits import Limits, connection_cap
-from .responses import SERVER_NAME, encode
+from .responses import SERVER_NAME, App, Response, encode
 
-__all__ = ["SERVER_NAME", "HttpServer", "Limits", "connection_cap", "encode"]
+__all__ = ["SERVER_NAME", "App", "HttpServer", "Limits", "Response", "connection_cap", "encode"]

@@ -3,10 +3,10 @@
 import logging
 from typing import Dict, Optional
 
-from ..web import App
 from .limits import Limits
 from .listener import listen
 from .loop import Loop
+from .responses import App
 from .security import REASONS, Security
 
 

@@ -13,10 +13,9 @@ import threading
 import time
 from typing import Any, Deque, Dict, List, Optional, Tuple
 
-from ..web import App
 from .connections import Connections
 from .limits import Limits, connection_cap, fd_limit
-from .responses import error
+from .responses import App, error
 from .security import REASONS, Security
 from .workers import Job, WorkerPool
 

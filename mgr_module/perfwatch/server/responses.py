@@ -1,11 +1,22 @@
-"""A Response (or an error status) as the bytes to send: head, then body unless the request was HEAD."""
+"""What an app answers (Response) and how the server sends it: head, then body unless the request was HEAD."""
 
-from typing import Dict, List, Optional
+from typing import Callable, Dict, List, NamedTuple, Optional
 
-from ..web import Response
 from . import httpwire
 
 SERVER_NAME = "ceph-perfwatch"
+
+
+class Response(NamedTuple):
+    status: int
+    content_type: str
+    body: bytes
+    headers: Dict[str, str]
+
+
+# app(path, accepts_gzip): the server reads Accept-Encoding (httpwire.accepts_gzip) and answers HEAD
+# with GET's status and fields, so an app only maps a path to a response.
+App = Callable[[str, bool], Response]
 
 
 def encode(resp: Response, head_only: bool, now: Optional[float] = None) -> List[bytes]:

@@ -11,12 +11,11 @@ import threading
 import time
 from typing import Callable, Deque, List, NamedTuple, Optional
 
-from ..web import App
 from . import httpwire
 from .basic_auth import challenge
 from .connections import Conn
 from .limits import Limits
-from .responses import encode, error
+from .responses import App, encode, error
 from .security import OPEN_PATHS, Security
 
 
