@@ -33,6 +33,17 @@ class BuildError(Exception):
     """Printed as one line."""
 
 
+def revision() -> str:
+    """The commit the images are built from (`git rev-parse HEAD`), with "-dirty" for uncommitted changes;
+    "unknown" outside a git checkout."""
+    try:
+        head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True, text=True, check=True)
+        dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain"], capture_output=True, text=True)
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
+
+
 def perfwatch_version() -> str:
     found = re.search(r'^__version__ = "([^"]+)"$', VERSION_FILE.read_text(), re.MULTILINE)
     if not found:
@@ -156,7 +167,8 @@ def main(argv: list[str] | None = None) -> int:
             buildah(
                 "bud", "--isolation", "chroot", "--layers=false", "--quiet", "-f", str(CONTAINERFILE),
                 "--target", target, "--build-arg", f"CEPH_IMAGE={base}",
-                "--build-arg", f"PERFWATCH_VERSION={version}", "-t", tags[target], str(REPO),
+                "--build-arg", f"PERFWATCH_VERSION={version}", "--build-arg", f"PERFWATCH_REVISION={revision()}",
+                "-t", tags[target], str(REPO),
             )  # fmt: skip
             total, added = buildah.sizes(tags[target], base)
             built[target] = {"image": tags[target], "bytes": total, "added_bytes": added}

@@ -6,7 +6,7 @@ small page that says the same."""
 
 import gzip
 import html
-from typing import Callable, Dict
+from typing import Callable, Dict, Tuple
 
 from perfwatch.exposition import CONTENT_TYPE, render
 from perfwatch.metrics_model import Sample
@@ -29,13 +29,13 @@ _TEXT = "text/plain; charset=utf-8"
 
 
 def make_app(
-    body: Callable[[bool], bytes],
+    parts: Callable[[bool], Tuple[bytes, bytes]],
     health: Callable[[], Health],
     hostname: str,
     http_refusals: Callable[[], Dict[str, int]] = dict,
 ) -> App:
-    """body(gzip) is the cached /metrics answer; health() the state of the collection loop;
-    http_refusals() the server's refusal counts, added to each answer as they are then."""
+    """parts(gzip) is the cached /metrics answer and its age (sent as they are, not copied); health() the
+    state of the collection loop; http_refusals() the server's refusal counts, added as they are then."""
 
     def tail(compressed: bool) -> bytes:
         samples = [
@@ -49,7 +49,8 @@ def make_app(
         path = path.split("?", 1)[0]
         if path == "/metrics":
             headers = {"Content-Encoding": "gzip"} if accepts_gzip else {}
-            return Response(200, CONTENT_TYPE, body(accepts_gzip) + tail(accepts_gzip), headers)
+            cached, age = parts(accepts_gzip)
+            return Response(200, CONTENT_TYPE, cached, headers, (age, tail(accepts_gzip)))
         if path == "/healthz":
             state = health()
             text = "{}: {}\n".format("ok" if state.ok else "stuck", state.message)

@@ -1,10 +1,19 @@
-"""A daemon's cgroup CPU limit and throttling, read from the host's cgroup mounts (v1 or v2)."""
+"""A daemon's cgroup CPU limit and throttling, read from the host's cgroup mounts (v1 or v2).
 
+In the host's cgroup namespace (systemd, cephadm's --cgroupns=host) /proc/PID/cgroup paths and the cgroup
+mounts name the same tree. An unprivileged Kubernetes container has a private cgroup namespace: other
+processes' paths then read "/../../kubepods/...", relative to the exporter's own cgroup, and the host's
+tree is seen through a bind mount of it whose root reads "/../../..". To place such paths the reader finds
+its own cgroup in that tree (the folder whose cgroup.procs lists its PID; a search done once and checked
+at each collection), which is where its namespace's root is.
+"""
+
+import os
 import posixpath
-from typing import List, NamedTuple, Optional
+from typing import Dict, List, NamedTuple, Optional
 
 from . import cgroups
-from .fsroot import Root
+from .fsroot import MOUNTINFO_LIMIT, Root
 
 
 class CgroupCpu(NamedTuple):
@@ -27,17 +36,34 @@ def _ancestry(directory: str, top: str) -> List[str]:
     return chain
 
 
+MAX_SEARCHED = 100000  # cgroup folders looked at to find the exporter's own (a busy node has thousands)
+
+
 class CgroupReader:
-    def __init__(self, root: Root) -> None:
+    def __init__(self, root: Root, own_pid: Optional[int] = None) -> None:
         self.root = root
+        self.own_pid = own_pid if own_pid is not None else os.getpid()
         self.v1: Optional[cgroups.Mount] = None
         self.v2: Optional[cgroups.Mount] = None
+        self._own: Dict[str, cgroups.Membership] = {}  # "1" | "2" -> the exporter's own membership
+        self._ns_roots: Dict[str, str] = {}  # mountpoint -> its namespace root, relative to the mount's top
 
     def refresh_mounts(self) -> None:
-        """Read where the cgroup hierarchies are mounted (once per scrape). The exporter must see the
-        host's /sys/fs/cgroup (see the README for containers)."""
-        mounts = cgroups.parse_mountinfo(self.root.read_text("/proc/self/mountinfo"))
+        """Read where the cgroup hierarchies are mounted (once per collection). The exporter must see
+        the host's cgroup tree: in its cgroup namespace, or through a bind mount (see the README)."""
+        mounts = cgroups.parse_mountinfo(self.root.read_text("/proc/self/mountinfo", MOUNTINFO_LIMIT))
         self.v1, self.v2 = cgroups.cgroup_mounts(mounts)
+        try:  # needed only in a private cgroup namespace (_ns_root says so when it is missing)
+            own = cgroups.parse_proc_cgroup(self.root.read_text("/proc/self/cgroup"))
+        except OSError:
+            own = []
+        self._own = {}
+        v1_own = next((m for m in own if "cpu" in m.controllers), None)
+        v2_own = next((m for m in own if m.hierarchy == "0" and not m.controllers), None)
+        if v1_own is not None:
+            self._own["1"] = v1_own
+        if v2_own is not None:
+            self._own["2"] = v2_own
 
     def read(self, pid: int) -> Optional[CgroupCpu]:
         """The daemon's CPU cgroup; None when no cgroup hierarchy with CPU control is mounted."""
@@ -51,7 +77,10 @@ class CgroupReader:
         return None
 
     def _read(self, version: str, mount: cgroups.Mount, path: str) -> CgroupCpu:
-        directory = cgroups.cgroup_dir(mount, path)
+        ns_root = None
+        if cgroups.outside_namespace(path) or cgroups.outside_namespace(mount.root):
+            ns_root = self._ns_root(version, mount)
+        directory = cgroups.cgroup_dir(mount, path, ns_root)
         if directory is None or not self.root.exists(directory):
             raise CgroupError("cgroup {} not found under {}".format(path, mount.mountpoint))
         limits = [(x, d) for d in _ancestry(directory, mount.mountpoint) for x in [self._limit(version, d)] if x]
@@ -63,6 +92,58 @@ class CgroupReader:
         if self.root.exists(stat_path):
             throttled = cgroups.throttling(version, cgroups.parse_cpu_stat(self.root.read_text(stat_path)))
         return CgroupCpu(version, path, limit, throttled)
+
+    def _ns_root(self, version: str, mount: cgroups.Mount) -> str:
+        """Where the exporter's cgroup namespace's root is, relative to the top of `mount`: its own
+        cgroup's folder (found by its PID in cgroup.procs), less the path /proc/self/cgroup gives it.
+        Raises CgroupError when it cannot be found."""
+        own = self._own.get(version)
+        if own is None:
+            raise CgroupError("private cgroup namespace, and no cgroup v{} of the exporter's own".format(version))
+        cached = self._ns_roots.get(mount.mountpoint)
+        if cached is not None and self._lists_me(posixpath.join(mount.mountpoint, cached, own.path.lstrip("/"))):
+            return cached
+        found = self._find_me(mount.mountpoint)
+        if found is None:
+            raise CgroupError(
+                "private cgroup namespace: the exporter's own cgroup (pid {}) is not under {}; mount the "
+                "host's cgroup tree there".format(self.own_pid, mount.mountpoint)
+            )
+        depth = len([part for part in own.path.split("/") if part])
+        rel = posixpath.relpath(found, mount.mountpoint)
+        parts = [] if rel == "." else rel.split("/")
+        if depth > len(parts):
+            raise CgroupError("private cgroup namespace: own cgroup {} does not fit {}".format(own.path, found))
+        ns_root = "/".join(parts[: len(parts) - depth]) or "."
+        self._ns_roots[mount.mountpoint] = ns_root
+        return ns_root
+
+    def _lists_me(self, directory: str) -> bool:
+        try:
+            procs = self.root.read_text(posixpath.join(directory, "cgroup.procs"), 4 << 20).split()
+        except OSError:
+            return False
+        return str(self.own_pid) in procs
+
+    def _find_me(self, top: str) -> Optional[str]:
+        """The folder under `top` whose cgroup.procs lists the exporter, breadth first, bounded."""
+        pending = [top]
+        searched = 0
+        while pending and searched < MAX_SEARCHED:
+            directory = pending.pop(0)
+            searched += 1
+            if self._lists_me(directory):
+                return directory
+            try:
+                names = self.root.listdir(directory)
+            except OSError:
+                continue
+            pending.extend(
+                posixpath.join(directory, name)
+                for name in names
+                if self.root.exists(posixpath.join(directory, name, "cgroup.procs"))  # a cgroup, not a file
+            )
+        return None
 
     def _limit(self, version: str, directory: str) -> Optional[float]:
         if version == "1":

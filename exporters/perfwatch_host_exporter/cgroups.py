@@ -40,11 +40,20 @@ def parse_mountinfo(text: str) -> List[Mount]:
     return mounts
 
 
+def _reach(mount: Mount) -> int:
+    """How far up a mount's root reaches out of the reader's cgroup namespace ("/../.." is 2)."""
+    parts = [p for p in mount.root.split("/") if p]
+    return len(parts) - len([p for p in parts if p != ".."]) if parts[:1] == [".."] else 0
+
+
 def cgroup_mounts(mounts: List[Mount]) -> Tuple[Optional[Mount], Optional[Mount]]:
-    """(the first v1 mount carrying the cpu controller, the first cgroup2 mount)."""
-    v1 = next((m for m in mounts if m.fstype == "cgroup" and "cpu" in m.super_options), None)
-    v2 = next((m for m in mounts if m.fstype == "cgroup2"), None)
-    return v1, v2
+    """(the v1 mount carrying the cpu controller, the cgroup2 mount): of several, the one that shows
+    the most of the tree (in a container: the host's, bind-mounted, rather than the container's own),
+    else the first."""
+    v1 = [m for m in mounts if m.fstype == "cgroup" and "cpu" in m.super_options]
+    v2 = [m for m in mounts if m.fstype == "cgroup2"]
+    widest = lambda found: max(found, key=_reach) if found else None  # noqa: E731  (max keeps the first)
+    return widest(v1), widest(v2)
 
 
 def parse_proc_cgroup(text: str) -> List[Membership]:
@@ -59,14 +68,33 @@ def parse_proc_cgroup(text: str) -> List[Membership]:
     return found
 
 
-def cgroup_dir(mount: Mount, path: str) -> Optional[str]:
+def cgroup_dir(mount: Mount, path: str, ns_root: Optional[str] = None) -> Optional[str]:
     """Where the cgroup `path` (as /proc/PID/cgroup names it) is under `mount`, taking the mount's root
-    into account; None when the mount does not show that cgroup (it lies outside the mounted subtree)."""
+    into account; None when the mount does not show that cgroup (it lies outside the mounted subtree).
+
+    In a private cgroup namespace (a container's), both `path` and the mount's root are relative to the
+    namespace's root and may climb out of it ("/../../kubepods/pod1/c2"): `ns_root` is then where that
+    root is, relative to the mount's top (found by the reader, see cgroup_reader.py); without it such a
+    path cannot be placed."""
+    if ns_root is not None:
+        rel = posixpath.normpath(posixpath.join(ns_root, path.lstrip("/")))
+        if rel == "..":
+            return None
+        if rel.startswith("../"):
+            return None  # above the mounted tree
+        return mount.mountpoint if rel == "." else posixpath.join(mount.mountpoint, rel)
     root = mount.root.rstrip("/")
     if root and path != root and not path.startswith(root + "/"):
         return None
     rel = path[len(root) :].lstrip("/")
+    if rel == ".." or rel.startswith("../") or "/../" in "/" + rel + "/":
+        return None  # climbs out of the namespace: only ns_root can place it
     return posixpath.join(mount.mountpoint, rel) if rel else mount.mountpoint
+
+
+def outside_namespace(path: str) -> bool:
+    """A cgroup path of a private cgroup namespace's reader that climbs out of it ("/../x")."""
+    return path == "/.." or path.startswith("/../")
 
 
 def limit_v1(quota_text: str, period_text: str) -> Optional[float]:

@@ -211,7 +211,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     def http_refusals() -> Dict[str, int]:
         return server.refusals()
 
-    app = make_app(loop.body, loop.health, hostname, http_refusals)
+    app = make_app(loop.parts, loop.health, hostname, http_refusals)
     server = HttpServer(app, args.listen_address, args.port, http_log, security=security)
     stop = threading.Event()
 
@@ -235,9 +235,13 @@ def main(argv: Optional[List[str]] = None) -> int:
         hostname,
         args.collect_interval,
     )
+    status = 0
     while not stop.wait(1.0):
-        pass
+        if not server.alive():  # its loop ended on a bug: exit, so that systemd or the kubelet restarts it
+            log.error("the HTTP server has stopped; exiting (status 1) to be restarted")
+            status = 1
+            break
     log.info("stopping")
     server.stop()
     loop.stop()
-    return 0
+    return status

@@ -11,7 +11,7 @@ from . import fsid
 from .asok import AsokError, config_get
 from .cgroups import parse_mountinfo
 from .discovery import Daemon
-from .fsroot import Root
+from .fsroot import MOUNTINFO_LIMIT, Root
 from .osd_map import Key
 from .sockets import DaemonSockets
 
@@ -62,7 +62,9 @@ class ClusterIds:
             if value:
                 return Found(value, "argv")
         proc = "/proc/{}".format(daemon.pid)
-        value = self._read(lambda: fsid.from_mounts(parse_mountinfo(self.root.read_text(proc + "/mountinfo"))))
+        value = self._read(
+            lambda: fsid.from_mounts(parse_mountinfo(self.root.read_text(proc + "/mountinfo", MOUNTINFO_LIMIT)))
+        )
         if value:
             return Found(value, "cephadm-mounts")
         value = self._read(lambda: fsid.from_cgroup(self.root.read_text(proc + "/cgroup")))

@@ -6,7 +6,7 @@ that never returns (which no timeout can end) shows there, and in the cache's ag
 import logging
 import threading
 import time
-from typing import Callable, List, NamedTuple, Optional
+from typing import Callable, List, NamedTuple, Optional, Tuple
 
 from perfwatch.exposition import render
 from perfwatch.metrics_cache import MetricsCache
@@ -50,8 +50,8 @@ class CollectionLoop:
     def _age_tail(self, age: float) -> str:
         return render(f.EXPORTER_REGISTRY, [Sample(f.CACHE_AGE, "", self._host, round(age, 3))])
 
-    def _own_samples(self) -> List[Sample]:
-        return [Sample(f.COLLECTIONS, "", self._host, float(self.collections))]
+    def _own_samples(self, collections: int = 0) -> List[Sample]:
+        return [Sample(f.COLLECTIONS, "", self._host, float(collections))]
 
     def start(self) -> None:
         self.started_at = self.clock()
@@ -70,28 +70,40 @@ class CollectionLoop:
             self.run_once()
             self._stop.wait(max(0.0, self.interval - (self.clock() - began)))
 
+    def alive(self) -> bool:
+        """Whether the collection thread runs (or was never started: tests call run_once)."""
+        return self._thread is None or self._thread.is_alive() or self._stop.is_set()
+
     def run_once(self) -> None:
-        """One collection into the cache; a failure is logged and the previous answer kept."""
+        """One collection into the cache; a failure (in collecting or rendering) is logged and the
+        previous answer kept: the cache then ages and /healthz says so."""
         began = self.clock()
         self.running_since = began
         try:
             samples = self._collect()
-        except Exception:  # a bug must not end the loop: the cache ages and /healthz says so
+            ended = self.clock()
+            text = render(f.EXPORTER_REGISTRY, samples + self._own_samples(self.collections + 1))
+            self.cache.put(text, ended)
+        except Exception:
             self.log.exception("collection failed; /metrics keeps the previous one")
             return
         finally:
             self.running_since = None
-        ended = self.clock()
         self.collections += 1
         self.last_ended = ended
         self.last_duration = ended - began
-        self.cache.put(render(f.EXPORTER_REGISTRY, samples + self._own_samples()), ended)
+
+    def parts(self, compressed: bool) -> Tuple[bytes, bytes]:
+        """The cached answer and its age, as MetricsCache.parts gives them."""
+        return self.cache.parts(self.clock(), compressed)
 
     def body(self, compressed: bool) -> bytes:
-        return self.cache.body(self.clock(), compressed)
+        return b"".join(self.parts(compressed))
 
     def health(self) -> Health:
         now = self.clock()
+        if not self.alive():
+            return Health(False, "the collection thread has stopped; /metrics serves {}".format(self._served(now)))
         running = self.running_since
         if running is not None and now - running > self.stale_after:
             return Health(

@@ -20,7 +20,7 @@ from .identity import COMM_KINDS, Identity, identify
 from .procfs import ProcStat, parse_cmdline, parse_stat
 
 OnError = Callable[[str, str], None]  # (source, message)
-OnRefused = Callable[[str, str], None]  # (reason, message)
+OnRefused = Callable[..., None]  # (reason, message, once_per=None): ErrorCounter
 Key = Tuple[int, int]  # (pid, start time in ticks): one process, even if the PID is reused
 
 UNTRUSTED_PROCESS = "untrusted_process"  # a refusal reason (families.REFUSAL_REASONS)
@@ -89,22 +89,28 @@ class Scanner:
             self.on_error("proc", "pid {} ({}): {}".format(pid, comm, exc))
             return None
         if not trusted.allows(uids):
-            self.on_refused(
-                UNTRUSTED_PROCESS,
-                "pid {} ({}) runs as uid {}, not a Ceph daemon's user (trusted: {}); left alone".format(
-                    pid, comm, "/".join(str(u) for u in uids), trusted.describe()
-                ),
+            users = "/".join(str(u) for u in uids)
+            message = "pid {} ({!r}) runs as uid {}, not a Ceph daemon's user (trusted: {}); left alone".format(
+                pid, comm, users, trusted.describe()
             )
+            self.on_refused(UNTRUSTED_PROCESS, message, once_per="uid " + users)  # one warning per user
             return None
         key = (pid, st.start_ticks)
         alive.add(key)
         ident = self._identities.get(key)
         if ident is None:
             ident = self._identify(pid, comm, kind)  # a failure is tried again at the next scan
-            if ident is None:
-                return None
+            if ident is None or not self._same_process(pid, st.start_ticks):
+                return None  # or the PID was taken by another process while its command line was read
             self._identities[key] = ident
         return Found(Daemon(pid, ident), st)
+
+    def _same_process(self, pid: int, start_ticks: int) -> bool:
+        """The process at `pid` is still the one that started at `start_ticks` (and so still trusted)."""
+        try:
+            return parse_stat(self.root.read_text("/proc/{}/stat".format(pid), 65536)).start_ticks == start_ticks
+        except (OSError, ValueError):
+            return False
 
     def _program(self, proc: str) -> str:
         """The basename of the binary a process runs; "" when it cannot be told (a kernel thread)."""

@@ -78,10 +78,17 @@ class OsdDeviceMap:
             self.on_error("device", "{}: {}".format(label, "; ".join(problems)))
             return []
         daemon_root, resolved_dir = found
+        try:  # an unreadable dir (no permission) must be an error, not an OSD without devices
+            entries = set(daemon_root.listdir(resolved_dir))
+        except OSError as exc:
+            self.on_error("device", "{}: data dir {}: {}".format(label, data_dir, exc.strerror or exc))
+            return []
+        if "block" not in entries:
+            self.on_error("device", "{}: no block in its data dir {}".format(label, data_dir))
         rows: List[DeviceRow] = []
         for role, entry in ROLES:
             path = posixpath.join(resolved_dir, entry)
-            if not daemon_root.lexists(path):
+            if entry not in entries:
                 continue
             try:
                 rows.extend(self.resolver.rows(daemon_root, path, role))

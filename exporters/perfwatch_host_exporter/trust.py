@@ -81,7 +81,15 @@ def users(root: Root, extra: Iterable[User]) -> Tuple[Trusted, List[str]]:
     ceph_uid = passwd.get(CEPH_USER)
     if ceph_uid is not None:
         why.setdefault(ceph_uid, "the ceph user")
+    named = {uid: name for name, uid in passwd.items()}
     for uid in _cluster_dir_owners(root, ceph_uid):
+        if uid in named and named[uid] != CEPH_USER and uid not in why:
+            # the host gave that uid to another user (a person, a service): its processes are not Ceph's
+            problems.append(
+                "uid {} owns a cluster directory in {} but is the host's user {}; not trusted (--daemon-user {} "
+                "if it is)".format(uid, CEPH_DIR, named[uid], uid)
+            )
+            continue
         why.setdefault(uid, "owner of a cluster directory in " + CEPH_DIR)
     for user in extra:
         if isinstance(user, int):

@@ -72,7 +72,7 @@ def parse(text: str, path: str) -> WebConfig:
     Raises WebConfigError naming what is wrong."""
     try:
         doc = yamlish.loads(text)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         raise WebConfigError(str(exc)) from None
     doc = {} if doc is None else doc
     _mapping(doc, "the file", _TOP)
@@ -190,7 +190,12 @@ def _stamps(files: Tuple[str, ...]) -> Tuple[Tuple[float, int, int], ...]:
 
 
 class WebConfigSecurity(Security):
-    """The Security of a --web.config.file, reloaded when it or a file it names changes."""
+    """The Security of a --web.config.file, reloaded when it or a file it names changes.
+
+    A change is taken only once two looks a second apart see the same files (a half-written file is
+    not loaded), only if it loads, and never if it turns TLS or basic auth off (an emptied or truncated
+    file would otherwise serve plain HTTP to everyone): that takes a restart. What is refused is logged
+    as an error and the settings in force stay."""
 
     def __init__(self, path: str, log: logging.Logger, clock: Callable[[], float] = time.monotonic) -> None:
         self.path = path
@@ -198,6 +203,7 @@ class WebConfigSecurity(Security):
         self.clock = clock
         self._current = load(path)  # the first load's error stops the exporter at start
         self._stamps = _stamps(self._current.config.files)
+        self._pending: Optional[Tuple[Tuple[float, int, int], ...]] = None  # seen changed once, not yet taken
         self._checked = clock()
         self._failed: Optional[str] = None
         self._lock = threading.Lock()
@@ -208,20 +214,29 @@ class WebConfigSecurity(Security):
             if now - self._checked >= 1.0:
                 self._checked = now
                 stamps = _stamps(self._current.config.files)
-                if stamps != self._stamps:
-                    self._reload(stamps)
+                if stamps == self._stamps:
+                    self._pending = None
+                elif stamps != self._pending:
+                    self._pending = stamps  # changed: taken if it looks the same at the next look
+                else:
+                    self._pending = None
+                    self._stamps = stamps  # tried once per change, whatever comes of it
+                    self._reload()
             return self._current
 
-    def _reload(self, stamps: Tuple[Tuple[float, int, int], ...]) -> None:
+    def _reload(self) -> None:
         try:
             loaded = load(self.path)
+            problem = _downgrade(self._current, loaded)
         except WebConfigError as exc:
-            if str(exc) != self._failed:
-                self.log.error("web config changed but does not load; still serving the last one: %s", exc)
-            self._failed = str(exc)
-            return  # tried again when a file changes once more
-        finally:
-            self._stamps = stamps
+            problem = "does not load: {}".format(exc)
+        except Exception as exc:  # a bug must not take the server down: the settings in force stay
+            problem = "does not load: {}: {}".format(type(exc).__name__, exc)
+        if problem is not None:
+            if problem != self._failed:
+                self.log.error("web config %s changed but %s; still serving the settings in force", self.path, problem)
+            self._failed = problem
+            return
         self._current, self._failed = loaded, None
         self.log.info("web config %s reloaded: %s", self.path, FixedSecurity(loaded.tls, loaded.auth).describe())
 
@@ -233,3 +248,12 @@ class WebConfigSecurity(Security):
 
     def allowed_client_names(self) -> Tuple[str, ...]:
         return self._fresh().config.allowed_sans
+
+
+def _downgrade(current: Loaded, new: Loaded) -> Optional[str]:
+    """Why `new` may not replace `current` while running: it turns TLS or basic auth off."""
+    if current.tls is not None and new.tls is None:
+        return "would turn TLS off (restart the exporter for that)"
+    if current.auth is not None and new.auth is None:
+        return "would turn basic auth off (restart the exporter for that)"
+    return None

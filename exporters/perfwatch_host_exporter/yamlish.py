@@ -24,8 +24,12 @@ class YamlError(ValueError):
 Line = Tuple[int, int, str]  # (line number, indent, text without comment)
 
 
+MAX_DEPTH = 16  # nested mappings: a web config has three levels
+
+
 def loads(text: str) -> Any:
-    """The document's value: a dict, list, string, bool, or None for an empty document."""
+    """The document's value: a dict, list, string, bool, or None for an empty document. Raises YamlError
+    for anything else; never another exception."""
     lines: List[Line] = []
     for number, raw in enumerate(text.splitlines(), 1):
         if "\t" in raw[: len(raw) - len(raw.lstrip())]:
@@ -40,7 +44,7 @@ def loads(text: str) -> Any:
         lines.append((number, len(body) - len(body.lstrip(" ")), body.strip()))
     if not lines:
         return None
-    value, end = _block(lines, 0, lines[0][1])
+    value, end = _block(lines, 0, lines[0][1], 0)
     if end != len(lines):
         raise YamlError("line {}: indentation does not fit the lines above".format(lines[end][0]))
     return value
@@ -67,19 +71,21 @@ def _strip_comment(raw: str, number: int) -> str:
     return raw
 
 
-def _block(lines: List[Line], start: int, indent: int) -> Tuple[Any, int]:
+def _block(lines: List[Line], start: int, indent: int, depth: int) -> Tuple[Any, int]:
     """The mapping or sequence whose lines start at `start`, indented `indent`; and the next line's index."""
     number, _, text = lines[start]
+    if depth > MAX_DEPTH:
+        raise YamlError("line {}: nested deeper than {} levels".format(number, MAX_DEPTH))
     if text == "-" or text.startswith("- "):
         return _sequence(lines, start, indent)
     if _KEY.match(text):
-        return _mapping(lines, start, indent)
+        return _mapping(lines, start, indent, depth)
     if start + 1 < len(lines) and lines[start + 1][1] >= indent:
         raise YamlError("line {}: not a key: value line".format(number))
     return _scalar(text, number), start + 1
 
 
-def _mapping(lines: List[Line], start: int, indent: int) -> Tuple[Dict[str, Any], int]:
+def _mapping(lines: List[Line], start: int, indent: int, depth: int) -> Tuple[Dict[str, Any], int]:
     found: Dict[str, Any] = {}
     i = start
     while i < len(lines) and lines[i][1] == indent:
@@ -97,7 +103,7 @@ def _mapping(lines: List[Line], start: int, indent: int) -> Tuple[Dict[str, Any]
         if rest:
             found[key] = _scalar(rest, number)
         elif i < len(lines) and lines[i][1] > indent:
-            found[key], i = _block(lines, i, lines[i][1])
+            found[key], i = _block(lines, i, lines[i][1], depth + 1)
         elif i < len(lines) and lines[i][1] == indent and lines[i][2].startswith("-"):
             found[key], i = _sequence(lines, i, indent)  # a sequence may sit at its key's indent
         else:
@@ -121,6 +127,8 @@ def _sequence(lines: List[Line], start: int, indent: int) -> Tuple[List[Any], in
 
 
 def _scalar(text: str, number: int) -> Any:
+    if not text:
+        raise YamlError("line {}: an empty value in a [flow sequence] (a trailing comma?)".format(number))
     if text.startswith('"'):
         if len(text) < 2 or not text.endswith('"'):
             raise YamlError("line {}: a double-quoted string must end the value".format(number))

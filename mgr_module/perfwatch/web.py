@@ -48,9 +48,9 @@ def active_app(
         if path == "/":
             return _page("Served by the active mgr, mgr.{}.".format(html.escape(mgr_id)), "")
         if path == "/metrics":
-            body = cache.body(clock(), compressed=accepts_gzip) + refusals_text(http_refusals(), accepts_gzip)
+            cached, age = cache.parts(clock(), compressed=accepts_gzip)
             headers = {"Content-Encoding": "gzip"} if accepts_gzip else {}
-            return Response(200, CONTENT_TYPE, body, headers)
+            return Response(200, CONTENT_TYPE, cached, headers, (age, refusals_text(http_refusals(), accepts_gzip)))
         return _not_found(path)
 
     return app

@@ -51,6 +51,18 @@ def scrape(url: str, timeout: float = 15) -> Scrape:
     return Scrape(at - (ages[0] if ages else 0.0), samples)
 
 
+def scrape_since(url: str, since: float, timeout: float = 30) -> Scrape:
+    """A scrape of samples collected after `since` (time.monotonic()): the perfwatch endpoints answer from
+    the cache of their last collection, which may predate a change a test has just made."""
+    deadline = time.monotonic() + timeout
+    while True:
+        result = scrape(url)
+        if result.at >= since:
+            return result
+        assert time.monotonic() < deadline, f"no collection after the change within {timeout} s: {url}"
+        time.sleep(0.25)
+
+
 def rate(a: Scrape, b: Scrape, name: str, **labels: str) -> float:
     """Per-second increase of a counter (the sum of the matching samples) between two scrapes."""
     first, second = a.total(name, **labels), b.total(name, **labels)

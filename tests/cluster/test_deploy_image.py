@@ -21,7 +21,10 @@ from lab import releases, rootfs
 from lab.cluster import Lab
 from perfwatch.version import __version__
 
+from ..tools import packaging_tool
 from .labutil import REPO, free_ports, side_lab, wait_until
+
+exporter_tree = packaging_tool("exporter_tree")
 
 # Labs of their own, before the session lab starts (one lab at a time).
 pytestmark = pytest.mark.own_lab
@@ -78,9 +81,13 @@ def test_the_images_are_tagged_with_the_one_version_and_carry_it_as_a_label(imag
     mgr, exporter = images.built["images"]["mgr"], images.built["images"]["host-exporter"]
     assert mgr["image"] == f"localhost/ceph-perfwatch:{__version__}-ceph{images.built['ceph_version']}"
     assert exporter["image"] == f"localhost/perfwatch-host-exporter:{__version__}"
+    head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
     for target in ("mgr", "host-exporter"):
         labels = images.config(target)["OCIv1"]["config"]["Labels"]
         assert labels["org.opencontainers.image.version"] == __version__, labels
+        assert labels["org.opencontainers.image.licenses"] == "Apache-2.0"
+        assert labels["org.opencontainers.image.revision"].removesuffix("-dirty") == head
+        assert labels["org.opencontainers.image.source"].startswith("https://")
         assert images.built["images"][target]["bytes"] > 100e6  # Ceph's image and ours on top
         assert images.built["images"][target]["added_bytes"] < 5e6  # on it only our Python files: no tools
 
@@ -120,25 +127,29 @@ def page_text(url: str) -> str | None:
 
 def test_the_exporter_image_runs_its_exporter_which_names_the_version(images: Images) -> None:
     config = images.config("host-exporter")["OCIv1"]["config"]
-    assert config["Entrypoint"] == ["python3", "-m", "perfwatch_host_exporter"]
-    env = dict(e.split("=", 1) for e in config["Env"])
-    assert env["PYTHONPATH"] == "/usr/lib/perfwatch-host-exporter"
+    assert config["Entrypoint"] == ["/usr/bin/perfwatch-host-exporter"]  # the launcher: python3 -I
     tree = images.mount("host-exporter")
+    private = tree / "usr/lib/perfwatch-host-exporter"
+    shipped = sorted(str(p.relative_to(private)) for p in (private / "perfwatch").rglob("*.py"))
+    assert shipped == sorted(f.removeprefix("mgr_module/") for f in exporter_tree.module_files()), "only what it runs"
+    assert (tree / "usr/share/doc/perfwatch-host-exporter/LICENSE").read_text() == (REPO / "LICENSE").read_text()
     port = free_ports(1)
-    # As a container runtime would start it: the image's root, its own /proc, the image's environment.
+    # As a container runtime would start it: the image's root, its own /proc, the image's entrypoint.
     script = (
         f"mount -t proc proc {tree}/proc\n"
-        f"exec chroot {tree} env PYTHONPATH={env['PYTHONPATH']} {' '.join(config['Entrypoint'])} "
-        f"--listen-address 127.0.0.1 --port {port}"
+        f"exec chroot {tree} {' '.join(config['Entrypoint'])} --listen-address 127.0.0.1 --port {port}"
     )
     proc = subprocess.Popen(["unshare", "--mount", "--propagation", "private", "sh", "-ec", script])
     try:
         url = f"http://127.0.0.1:{port}/"
         page = wait_until(lambda: page_text(url), 30, "the exporter answers")
         assert f"Version {__version__}." in page
-        with urllib.request.urlopen(url + "metrics", timeout=30) as resp:
-            metrics = resp.read().decode()
-        assert "ceph_perfwatch_exporter_daemons" in metrics
+        metrics = wait_until(
+            lambda: (page_text(url + "metrics") or "").partition("ceph_perfwatch_exporter_daemons")[1],
+            30,
+            "the exporter's first collection",
+        )
+        assert metrics
     finally:
         proc.terminate()
         proc.wait(timeout=15)

@@ -17,7 +17,7 @@ import pytest
 
 from .labutil import LabHandle, run_lab
 from .saturating import saturating
-from .scrape import Scrape, client_load, rate, scrape
+from .scrape import Scrape, client_load, rate, scrape, scrape_since
 
 VICTIM = 1  # osd.1 lives on the lab's second host
 CPU_QUOTA = 0.2
@@ -31,9 +31,14 @@ def sat(lab: LabHandle) -> Iterator[LabHandle]:
         yield handle
 
 
+# When a knob last changed (time.monotonic()): the exporters' answers must come from a later collection.
+_changed_at = [0.0]
+
+
 def knob(lab: LabHandle, *args: str) -> None:
     proc = run_lab(lab.dir, *args)
     assert proc.returncode == 0, proc.stderr
+    _changed_at[0] = time.monotonic()
     print(f"\n{proc.stdout.strip()}")
 
 
@@ -43,9 +48,10 @@ def exporter_url(lab: LabHandle, osd: int, kind: str = "exporter") -> str:
 
 
 def window(urls: list[str], seconds: float) -> tuple[list[Scrape], list[Scrape]]:
-    first = [scrape(u) for u in urls]
+    """Two scrapes of each exporter `seconds` apart, both of collections made after the last knob change."""
+    first = [scrape_since(u, _changed_at[0]) for u in urls]
     time.sleep(seconds)
-    return first, [scrape(u) for u in urls]
+    return first, [scrape_since(u, max(f.at for f in first) + 1) for u in urls]
 
 
 def osd_cpu(a: Scrape, b: Scrape, osd: int) -> float:
@@ -152,7 +158,8 @@ def host_send_rates(lab: LabHandle, seconds: float) -> dict[str, float]:
 
 
 def capacity(lab: LabHandle, osd: int) -> list[tuple[dict[str, str], float]]:
-    return scrape(exporter_url(lab, osd)).find("ceph_perfwatch_network_link_capacity_bytes", device="eth0")
+    url = exporter_url(lab, osd)
+    return scrape_since(url, _changed_at[0]).find("ceph_perfwatch_network_link_capacity_bytes", device="eth0")
 
 
 def test_network_knob_caps_one_host_link_and_the_aggregate_drops(sat: LabHandle) -> None:

@@ -57,9 +57,23 @@ def test_the_container_shares_what_the_exporter_reads_on_the_host() -> None:
     args = spec()["spec"]["args"]
     for needed in ("--pid=host", "--cgroupns=host", "--net=host", "--uts=host"):
         assert needed in args
-    assert {"--cap-add=SYS_PTRACE", "--cap-add=DAC_READ_SEARCH", "--cap-add=DAC_OVERRIDE"} <= set(args)
     sources = {dict(item.split("=", 1) for item in m)["source"] for m in spec()["spec"]["bind_mounts"]}
-    assert {"/var/run/ceph", "/sys"} <= sources
+    assert {"/var/run/ceph", "/var/lib/ceph", "/sys"} <= sources
+
+
+def test_the_container_has_the_units_two_capabilities_and_no_more() -> None:
+    """As the systemd unit (whose two capabilities tests/unit/test_exporter_privileges.py measures): every
+    capability dropped, those two added; no new privileges; read-only; a memory cap as the unit's."""
+    args = spec()["spec"]["args"]
+    unit = (REPO / "exporters" / "perfwatch-host-exporter.service").read_text()
+    caps = re.search(r"^CapabilityBoundingSet=(.*)$", unit, re.MULTILINE)
+    assert caps is not None
+    assert args.index("--cap-drop=ALL") < min(i for i, a in enumerate(args) if a.startswith("--cap-add="))
+    assert {a.removeprefix("--cap-add=") for a in args if a.startswith("--cap-add=")} == {
+        c.removeprefix("CAP_") for c in caps.group(1).split()
+    }
+    assert {"--security-opt=no-new-privileges", "--read-only", "--memory=256m"} <= set(args)
+    assert "privileged" not in spec()["spec"]
 
 
 def test_the_port_is_the_exporters_default_and_entrypoint_args_are_its_own() -> None:

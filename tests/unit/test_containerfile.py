@@ -13,6 +13,8 @@ import pytest
 from lab import releases
 from perfwatch.version import __version__
 
+from ..tools import packaging_tool
+
 REPO = Path(__file__).resolve().parents[2]
 CONTAINERFILE = (REPO / "Containerfile").read_text()
 
@@ -41,13 +43,41 @@ def test_each_target_copies_only_our_python_trees() -> None:
         ["${CEPH_IMAGE}", "AS", "host-exporter"],
         ["${CEPH_IMAGE}", "AS", "mgr"],
     ]
-    copies = re.findall(r"^COPY (\S+) (\S+)$", CONTAINERFILE, re.MULTILINE)
-    assert ("mgr_module/perfwatch/", "/usr/share/ceph/mgr/perfwatch/") in copies
-    assert {src for src, _ in copies} == {"mgr_module/perfwatch/", "exporters/perfwatch_host_exporter/"}
+    exporter, mgr = stages
+    copied = {src for line in re.findall(r"^COPY (.+)$", exporter, re.MULTILINE) for src in line.split()[:-1]}
+    tree = packaging_tool("exporter_tree")
+    assert copied == {"LICENSE", "packaging/perfwatch-host-exporter", "exporters/perfwatch_host_exporter/*.py",
+                      *tree.module_files()}, "the exporter image: its own code and the modules it imports"  # fmt: skip
+    assert "mgr_module/perfwatch/module.py" not in copied
+    copies = re.findall(r"^COPY (\S+) (\S+)$", mgr, re.MULTILINE)
+    assert copies == [("LICENSE", "/usr/share/doc/ceph-mgr-perfwatch/LICENSE"),
+                      ("mgr_module/perfwatch/", "/usr/share/ceph/mgr/perfwatch/")]  # fmt: skip
     assert not re.search(r"^RUN ", CONTAINERFILE, re.MULTILINE)  # nothing installed, nothing run at build
     ignore = (REPO / ".containerignore").read_text().split()
-    assert ignore[ignore.index("*") :][:3] == ["*", "!mgr_module/perfwatch/", "!exporters/perfwatch_host_exporter/"]
+    assert ignore[ignore.index("*") :][:5] == [
+        "*", "!mgr_module/perfwatch/", "!exporters/perfwatch_host_exporter/", "!packaging/perfwatch-host-exporter",
+        "!LICENSE",
+    ]  # fmt: skip
     assert "**/__pycache__" in ignore
+
+
+def test_the_images_state_licence_source_and_revision() -> None:
+    for stage in re.split(r"^FROM ", CONTAINERFILE, flags=re.MULTILINE)[1:]:
+        assert 'org.opencontainers.image.licenses="Apache-2.0"' in stage
+        assert 'org.opencontainers.image.source="${PERFWATCH_SOURCE}"' in stage
+        assert 'org.opencontainers.image.revision="${PERFWATCH_REVISION}"' in stage
+    assert (REPO / "LICENSE").read_text().split()[:3] == ["Apache", "License", "Version"]
+    assert re.fullmatch(r"[0-9a-f]{40}(-dirty)?|unknown", build_image().revision())
+
+
+def test_the_exporters_tree_is_generated_and_fresh() -> None:
+    """debian/perfwatch-host-exporter.install and the Containerfile list what packaging/exporter_tree.py
+    finds the exporter imports: nothing of the mgr module's own (module.py, benchmarks/, collector.py)."""
+    tree = packaging_tool("exporter_tree")
+    assert tree.main(["--check"]) == 0, "stale: run packaging/exporter_tree.py --write"
+    files = tree.module_files()
+    assert "mgr_module/perfwatch/server/httpserver.py" in files and "mgr_module/perfwatch/exposition.py" in files
+    assert not [f for f in files if "benchmarks" in f or f.endswith(("module.py", "collector.py", "web.py"))]
 
 
 @pytest.mark.parametrize(

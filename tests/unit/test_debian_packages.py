@@ -22,6 +22,8 @@ from perfwatch_host_exporter.cli import parser
 
 from perfwatch.version import __version__
 
+from ..tools import packaging_tool
+
 REPO = Path(__file__).resolve().parents[2]
 BUILD_DEBS = REPO / "packaging" / "build-debs"
 MGR = "ceph-mgr-perfwatch"
@@ -235,16 +237,17 @@ def test_the_exporter_package_holds_launcher_unit_defaults_man_page_and_the_priv
         assert entries[path] == "-rw-r--r--", path
     private = {path.removeprefix(PRIVATE) for path in files(deb) if path.startswith(PRIVATE)}
     expected = {
-        path.removeprefix("exporters/").removeprefix("mgr_module/")
-        for path in git_files("exporters/perfwatch_host_exporter", "mgr_module/perfwatch", untracked=build.untracked)
+        path.removeprefix("exporters/")
+        for path in git_files("exporters/perfwatch_host_exporter", untracked=build.untracked)
         if path.endswith(".py") and (REPO / path).is_file()
-    }
+    } | {path.removeprefix("mgr_module/") for path in packaging_tool("exporter_tree").module_files()}
     assert {
         "perfwatch_host_exporter/__main__.py",
         "perfwatch/exposition.py",
         "perfwatch/server/__init__.py",
     } <= expected
-    assert private == expected
+    assert private == expected, "the exporter and the modules it imports, nothing of the mgr module's own"
+    assert "perfwatch/module.py" not in private
     assert not any("__pycache__" in path for path in entries)
 
 
@@ -274,11 +277,30 @@ def test_the_units_execstart_and_environment_file_are_in_the_package(build: Buil
     assert launcher.is_file() and os.access(launcher, os.X_OK)
     assert re.findall(r"^EnvironmentFile=-(.*)$", unit, flags=re.MULTILINE) == ["/etc/default/perfwatch-host-exporter"]
     assert (root / DEFAULTS).is_file()
-    # the launcher runs the private tree the package ships
+    # the launcher runs the private tree the package ships, isolated
     text = launcher.read_text()
     subprocess.run(["sh", "-n", str(launcher)], check=True)
-    assert "PYTHONPATH=/usr/lib/perfwatch-host-exporter exec /usr/bin/python3 -m perfwatch_host_exporter" in text
+    assert "exec /usr/bin/python3 -I -c" in text and 'sys.path.insert(0, "/usr/lib/perfwatch-host-exporter")' in text
     assert (root / "usr/lib/perfwatch-host-exporter/perfwatch_host_exporter/__main__.py").is_file()
+
+
+def test_the_launcher_is_immune_to_its_working_directory_and_environment(build: Build, tmp_path: Path) -> None:
+    """A perfwatch_host_exporter (or perfwatch) package in the directory it is started from, or on
+    PYTHONPATH, never runs: Python runs isolated and the private tree comes first."""
+    root = extract(build.deb(EXPORTER), tmp_path / "root")
+    private = root / "usr/lib/perfwatch-host-exporter"
+    launcher = tmp_path / "launcher"
+    launcher.write_text((root / LAUNCHER).read_text().replace("/usr/lib/perfwatch-host-exporter", str(private)))
+    launcher.chmod(0o755)
+    evil = tmp_path / "evil"
+    for package in ("perfwatch_host_exporter", "perfwatch"):
+        (evil / package).mkdir(parents=True)
+        (evil / package / "__init__.py").write_text("raise SystemExit('HIJACKED')\n")
+        (evil / package / "cli.py").write_text("raise SystemExit('HIJACKED')\n")
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(evil), "PYTHONSTARTUP": str(evil / "perfwatch/cli.py")}
+    run = subprocess.run([str(launcher), "--help"], cwd=evil, env=env, capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0 and "HIJACKED" not in run.stdout + run.stderr, run.stderr
+    assert run.stdout.startswith("usage: perfwatch-host-exporter")
 
 
 def test_the_private_tree_alone_runs_the_exporter(build: Build, tmp_path: Path) -> None:

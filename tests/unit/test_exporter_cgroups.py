@@ -116,3 +116,57 @@ def test_limits() -> None:
     assert cgroups.limit_v1("250000\n", "100000\n") == 2.5
     assert cgroups.limit_v2("max 100000\n") is None
     assert cgroups.limit_v2("20000 100000\n") == 0.2
+
+
+def kubernetes_host(tmp_path: Path) -> FakeHost:
+    """An unprivileged pod's view on a cgroup v2 node: its own cgroup namespace, whose root is the
+    exporter's container (kubepods.slice/kubepods-burstable.slice/pod-ex/cri-ex); the container's own
+    /sys/fs/cgroup shows that subtree only; the host's tree is bind-mounted at /host/cgroup, its root
+    reading /../../../.. from inside. An OSD pod's container is at .../pod-osd/cri-osd with 2 cores."""
+    host = FakeHost(tmp_path / "host")
+    host.mount("/sys/fs/cgroup", "cgroup2", "rw")  # the container's own: root "/"
+    host.mount("/host/cgroup", "cgroup2", "rw", root="/../../../..")
+    burstable = "/host/cgroup/kubepods.slice/kubepods-burstable.slice"
+    host.cgroup_files("/host/cgroup", cgroup_procs="1\n")
+    host.cgroup_files("/host/cgroup/kubepods.slice", cgroup_procs="")
+    host.cgroup_files(burstable, cgroup_procs="")
+    host.cgroup_files(burstable + "/pod-ex", cgroup_procs="")
+    host.cgroup_files(burstable + "/pod-ex/cri-ex", cgroup_procs="4242\n")
+    host.cgroup_files(burstable + "/pod-osd", cgroup_procs="", cpu_max="max 100000")
+    host.cgroup_files(
+        burstable + "/pod-osd/cri-osd",
+        cgroup_procs="100\n",
+        cpu_max="200000 100000",
+        cpu_stat="nr_periods 10\nnr_throttled 2\nthrottled_usec 500000",
+    )
+    host.process(100, "ceph-osd", ["ceph-osd", "-i", "0"], cgroup="0::/../../pod-osd/cri-osd\n")
+    return host
+
+
+def test_a_private_cgroup_namespace_is_placed_through_the_hosts_tree(tmp_path: Path) -> None:
+    host = kubernetes_host(tmp_path)
+    reader = CgroupReader(host.root(), own_pid=4242)
+    reader.refresh_mounts()
+    assert reader.v2 is not None and reader.v2.mountpoint == "/host/cgroup", "the mount that shows the host's tree"
+    cg = reader.read(100)
+    assert cg is not None and cg.path == "/../../pod-osd/cri-osd"
+    assert cg.limit_cores == pytest.approx(2.0)
+    assert cg.throttling is not None and cg.throttling[:2] == (10, 2)
+    # found once, checked again: the search is not repeated while the exporter stays where it was
+    host.path("host/cgroup/kubepods.slice/kubepods-burstable.slice/pod-ex/cri-ex/cgroup.procs").write_text("4242\n")
+    assert reader.read(100) == cg
+
+
+def test_a_private_cgroup_namespace_without_the_hosts_tree_is_a_clear_error(tmp_path: Path) -> None:
+    host = kubernetes_host(tmp_path)
+    reader = CgroupReader(host.root(), own_pid=999)  # not listed anywhere: the host's tree is not there
+    reader.refresh_mounts()
+    with pytest.raises(CgroupError, match=r"own cgroup \(pid 999\) is not under /host/cgroup"):
+        reader.read(100)
+
+
+def test_a_path_climbing_out_of_the_namespace_is_never_read_as_a_host_path(tmp_path: Path) -> None:
+    mount = cgroups.Mount("/", "/sys/fs/cgroup", "cgroup2", ())
+    assert cgroups.cgroup_dir(mount, "/../../kubepods/x") is None
+    assert cgroups.cgroup_dir(mount, "/../../kubepods/x", ns_root="a/b/c") == "/sys/fs/cgroup/a/kubepods/x"
+    assert cgroups.cgroup_dir(mount, "/../../../../x", ns_root="a/b") is None, "above the mounted tree"

@@ -133,8 +133,8 @@ def test_full_host_render_parses_and_carries_every_family(tmp_path: Path) -> Non
     host, fake = build(tmp_path)
     loop = CollectionLoop(collector(host, fake).collect, "node1", 15.0, logging.getLogger("t"))
     loop.run_once()
-    app = make_app(loop.body, loop.health, "node1", lambda: {"auth_failed": 2})
-    text = app("/metrics", False).body.decode()  # what /metrics serves: collection, loop and server families
+    app = make_app(loop.parts, loop.health, "node1", lambda: {"auth_failed": 2})
+    text = app("/metrics", False).content().decode()  # what /metrics serves: collection, loop and server families
     families = {f.name: f for f in text_string_to_metric_families(text)}
     assert {f.type for f in families.values()} <= {"counter", "gauge"}
     # every declared family is in this render (prometheus_client drops _total from counter family names)

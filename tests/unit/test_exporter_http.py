@@ -42,7 +42,7 @@ def fake_host(tmp_path: Path) -> FakeHost:
 
 
 def serve(loop: CollectionLoop) -> HttpServer:
-    srv = HttpServer(make_app(loop.body, loop.health, "node9"), "127.0.0.1", 0, logging.getLogger("t"))
+    srv = HttpServer(make_app(loop.parts, loop.health, "node9"), "127.0.0.1", 0, logging.getLogger("t"))
     srv.start()
     return srv
 

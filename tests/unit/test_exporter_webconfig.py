@@ -159,23 +159,61 @@ def test_a_rotated_certificate_is_served_and_a_broken_change_keeps_the_last(
     path = write(tmp_path, "tls_server_config:\n  cert_file: tls.crt\n  key_file: tls.key\n")
     clock = Clock()
     security = webconfig.WebConfigSecurity(str(path), logging.getLogger("t"), clock)
+
+    def looks(times: int) -> Any:
+        for _ in range(times):
+            clock.now += 1
+            found = security.tls()
+        return found
+
     first = security.tls()
     assert first is not None and security.auth() is None
     (tmp_path / "tls.crt").write_bytes(pki["rotated"].cert.read_bytes())
     (tmp_path / "tls.key").write_bytes(pki["rotated"].key.read_bytes())
     assert security.tls() is first, "looked at most once a second"
-    clock.now += 1
-    second = security.tls()
+    assert looks(1) is first, "a change is taken once two looks see it the same (not half-written)"
+    second = looks(1)
     assert second is not first
     (tmp_path / "tls.key").write_bytes(pki["server"].key.read_bytes())  # half-way through a rotation
-    clock.now += 1
-    assert security.tls() is second, "a change that does not load keeps what did"
+    assert looks(3) is second, "a change that does not load keeps what did"
     write(
         tmp_path, f"tls_server_config:\n  cert_file: tls.crt\n  key_file: tls.key\nbasic_auth_users:\n  p: {BCRYPT}\n"
     )
     (tmp_path / "tls.key").write_bytes(pki["rotated"].key.read_bytes())
-    clock.now += 1
-    assert security.tls() is not second and security.auth() is not None
+    assert looks(2) is not second and security.auth() is not None
+
+
+@pytest.mark.parametrize("emptied", ["", "# being rewritten\n", "tls_server_config:\n  cert_file: tls.crt\n"])
+def test_a_reload_never_turns_tls_or_auth_off(tmp_path: Path, pki: dict[str, Any], emptied: str) -> None:
+    """An emptied, truncated or half-written file would mean plain HTTP without auth: refused while running."""
+    (tmp_path / "tls.crt").write_bytes(pki["server"].cert.read_bytes())
+    (tmp_path / "tls.key").write_bytes(pki["server"].key.read_bytes())
+    text = f"tls_server_config:\n  cert_file: tls.crt\n  key_file: tls.key\nbasic_auth_users:\n  p: {BCRYPT}\n"
+    path = write(tmp_path, text)
+    clock = Clock()
+    security = webconfig.WebConfigSecurity(str(path), logging.getLogger("t"), clock)
+    tls, auth = security.tls(), security.auth()
+    write(tmp_path, emptied)
+    for _ in range(4):
+        clock.now += 1
+        assert security.tls() is tls and security.auth() is auth
+    write(tmp_path, text.split("basic_auth_users")[0])  # TLS kept, auth dropped: refused too
+    for _ in range(3):
+        clock.now += 1
+        assert security.auth() is auth
+
+
+def test_a_reload_that_fails_in_an_unexpected_way_keeps_serving(tmp_path: Path, pki: dict[str, Any]) -> None:
+    (tmp_path / "tls.crt").write_bytes(pki["server"].cert.read_bytes())
+    (tmp_path / "tls.key").write_bytes(pki["server"].key.read_bytes())
+    path = write(tmp_path, "tls_server_config:\n  cert_file: tls.crt\n  key_file: tls.key\n")
+    clock = Clock()
+    security = webconfig.WebConfigSecurity(str(path), logging.getLogger("t"), clock)
+    tls = security.tls()
+    write(tmp_path, "tls_server_config:\n  cert_file: tls.crt\n  key_file: tls.key\n  client_allowed_sans: [a, ]\n")
+    for _ in range(3):
+        clock.now += 1
+        assert security.tls() is tls
 
 
 def test_the_exporter_serves_https_with_basic_auth(tmp_path: Path, pki: dict[str, Any]) -> None:
@@ -214,7 +252,7 @@ def test_the_exporter_serves_https_with_basic_auth(tmp_path: Path, pki: dict[str
         }
         assert refused == {
             "auth_failed": 1, "auth_missing": 1, "plain_http_to_tls": 1, "tls_handshake_failed": 0,
-            "client_cert_not_allowed": 0,
+            "client_cert_not_allowed": 0, "auth_throttled": 0,
         }  # fmt: skip
         proc.send_signal(signal.SIGTERM)
         _, stderr = proc.communicate(timeout=15)

@@ -324,13 +324,13 @@ def test_the_daemonset_selects_its_own_pods_and_its_service_finds_them() -> None
 
 def test_the_exporter_container_has_image_and_the_default_port() -> None:
     container = exporter_container()
-    assert container["image"] and container["command"] == ["python3", "-m", "perfwatch_host_exporter"]
+    assert container["image"] and container["command"] == ["/usr/bin/perfwatch-host-exporter"]  # python3 -I
     (port,) = container["ports"]
     assert port["containerPort"] == DEFAULT_PORT == 9285
     (service_port,) = one("Service", "perfwatch-host-exporter")["spec"]["ports"]
     assert service_port["port"] == DEFAULT_PORT and service_port["targetPort"] == port["name"]
     for probe in ("readinessProbe", "livenessProbe"):
-        assert container[probe]["httpGet"]["path"] == "/", "/metrics collects: probes stay off it"
+        assert container[probe]["httpGet"]["path"] == "/healthz", "503 when a collection is stuck: restarted"
         assert container[probe]["httpGet"]["port"] == port["name"]
 
 
@@ -375,21 +375,32 @@ def test_the_exporter_sees_the_host_and_rooks_admin_sockets_read_only() -> None:
     assert host_paths[asok_dir] == ROOK_SOCKET_HOST_DIR
 
 
-def test_the_exporter_security_context() -> None:
-    """Privileged for the host's cgroup namespace (README.md "Why privileged"); otherwise read-only."""
+def test_the_exporter_is_unprivileged_with_the_units_two_capabilities() -> None:
+    """Not privileged (the exporter places other pods' cgroups from a private cgroup namespace): every
+    capability dropped but the systemd unit's two, which tests/unit/test_exporter_privileges.py measures;
+    no escalation; read-only."""
     context = exporter_container()["securityContext"]
-    assert context["privileged"] is True
-    assert context.get("allowPrivilegeEscalation", True) is True, "the API server refuses privileged without it"
+    assert context["privileged"] is False and context["allowPrivilegeEscalation"] is False
     assert context["readOnlyRootFilesystem"] is True
     assert context["runAsUser"] == 0
+    unit = (REPO / "exporters" / "perfwatch-host-exporter.service").read_text()
+    caps = re.search(r"^CapabilityBoundingSet=(.*)$", unit, re.MULTILINE)
+    assert caps is not None
+    assert context["capabilities"] == {"drop": ["ALL"], "add": [c.removeprefix("CAP_") for c in caps.group(1).split()]}
+    assert context["seccompProfile"] == {"type": "RuntimeDefault"}
+    assert context["appArmorProfile"] == {"type": "Unconfined"}, "the default profile refuses ptrace-reads"
 
 
-def test_the_exporter_has_requests_below_its_limits_and_runs_on_tainted_nodes() -> None:
+def test_the_exporter_runs_only_on_labelled_ceph_nodes_and_tolerates_no_stranger_taint() -> None:
     resources = exporter_container()["resources"]
     for name in ("cpu", "memory"):
         assert quantity(resources["requests"][name]) <= quantity(resources["limits"][name])
-    tolerations = one("DaemonSet", "perfwatch-host-exporter")["spec"]["template"]["spec"]["tolerations"]
-    assert {"operator": "Exists"} in tolerations
+    assert resources["limits"]["memory"] == "256Mi", "as the unit's MemoryMax"
+    spec = one("DaemonSet", "perfwatch-host-exporter")["spec"]["template"]["spec"]
+    terms = spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+    assert terms == [{"matchExpressions": [{"key": "ceph-perfwatch/ceph-node", "operator": "Exists"}]}]
+    assert spec["tolerations"] == [{"key": "storage-node", "operator": "Exists"}]
+    assert all(t.get("key") for t in spec["tolerations"]), "no toleration of every taint"
 
 
 # ----- images and the version --------------------------------------------------------------------------

@@ -26,7 +26,7 @@ def test_active_serves_metrics_landing_page_and_404() -> None:
 def test_active_before_the_first_collection_serves_an_empty_200() -> None:
     collector = Collector(FakeAdapter(1))
     resp = active_app(collector.cache, "x", clock=time.time)("/metrics", False)
-    assert (resp.status, resp.body) == (200, b"")
+    assert (resp.status, resp.content()) == (200, b"")
 
 
 def test_standby_default_is_an_empty_200_and_error_mode_uses_the_configured_status() -> None:

@@ -17,30 +17,10 @@ import time
 from typing import Any, Callable, Dict, List, Optional
 
 from . import handshake, httpwire
+from .conn import HANDSHAKE, HEAD, LINGER, SNIFF, WORK, WRITE, Conn
 from .limits import Limits
 from .responses import error, text_response
 from .security import CLIENT_NOT_ALLOWED, PLAIN_HTTP_TO_TLS, TLS_HANDSHAKE_FAILED, Security
-
-# connection states
-SNIFF = "sniff"  # TLS port: waiting for the first byte
-HANDSHAKE = "handshake"  # TLS handshake under way
-HEAD = "head"  # reading the request head (idle or slow clients wait here, in the loop only)
-WORK = "work"  # a worker owns the request; the loop leaves the socket alone
-WRITE = "write"  # the loop writes the response
-LINGER = "linger"  # response sent and write side shut; draining until the client closes
-
-
-class Conn:
-    __slots__ = ("deadline", "head", "out", "peer", "sock", "state", "tls")
-
-    def __init__(self, sock: socket.socket, peer: Any, deadline: float, tls: Optional[ssl.SSLContext]) -> None:
-        self.sock = sock
-        self.peer = peer
-        self.tls = tls
-        self.state = SNIFF if tls is not None else HEAD
-        self.head = bytearray()
-        self.out: List[memoryview] = []
-        self.deadline = deadline
 
 
 class Connections:
@@ -80,10 +60,16 @@ class Connections:
         """How many responses are being written."""
         return self._writing
 
-    def add(self, sock: socket.socket, peer: Any) -> Conn:
+    def add(self, sock: socket.socket, peer: Any) -> Optional[Conn]:
         """Start reading a request head (or, with TLS, the handshake) on a newly accepted socket."""
         sock.setblocking(False)
-        conn = Conn(sock, peer, time.monotonic() + self.limits.head_timeout, self.security.tls())
+        try:
+            tls = self.security.tls()
+        except Exception:  # a bug in a Security must cost this connection, never the loop
+            self.log.exception("http: no TLS settings for a connection from %s; closed", peer)
+            sock.close()
+            return None
+        conn = Conn(sock, peer, time.monotonic() + self.limits.head_timeout, tls)
         self._conns[conn] = None
         self.sel.register(sock, selectors.EVENT_READ, conn)
         return conn

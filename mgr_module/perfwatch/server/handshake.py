@@ -5,7 +5,7 @@ import socket
 import ssl
 from typing import Any, Optional, Tuple
 
-from .security import PLAIN_HTTP_TO_TLS, TLS_HANDSHAKE_FAILED, client_names
+from .security import PLAIN_HTTP_TO_TLS, TLS_HANDSHAKE_FAILED, client_names, normal_name
 
 WAIT = (BlockingIOError, InterruptedError, ssl.SSLWantReadError, ssl.SSLWantWriteError)  # not now: later
 TLS = "tls"  # the first byte starts a TLS handshake
@@ -53,7 +53,7 @@ def not_allowed(cert: Optional[dict], allowed: Tuple[str, ...]) -> Optional[str]
     if not allowed:
         return None
     names = client_names(cert)
-    if set(names) & set(allowed):
+    if set(names) & {normal_name(name) for name in allowed}:
         return None
     return "{} (allowed: {})".format(", ".join(names) if names else "no client certificate", ", ".join(allowed))
 

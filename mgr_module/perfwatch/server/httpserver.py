@@ -42,6 +42,10 @@ class HttpServer:
         self._server = server
         self.log.info("serving on %s:%d (%s)", addr, server.server_address[1], self.security.describe())
 
+    def alive(self) -> bool:
+        """Whether its loop thread still runs (False before start() and after stop())."""
+        return self._server is not None and self._server.alive()
+
     @property
     def bound_port(self) -> int:
         """The port listened on (the one the kernel chose when port was 0); 0 before start()."""

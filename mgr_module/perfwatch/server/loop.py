@@ -60,6 +60,9 @@ class Loop:
         self._thread.start()
         self._workers.start(name)
 
+    def alive(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
     def stop(self, timeout: float = 5.0) -> None:
         """Close everything; returns once the loop has exited (a worker inside the app is not waited for)."""
         self._stopping = True

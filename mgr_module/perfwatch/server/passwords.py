@@ -20,6 +20,10 @@ from typing import Callable, Optional
 BCRYPT_PREFIXES = ("$2a$", "$2b$", "$2y$")
 PBKDF2_PREFIX = "$pbkdf2-sha256$"
 PBKDF2_ITERATIONS = 200000  # about 0.1 s here: a guess costs as much; a correct password is cached
+# The costs a hash may have: each check of a wrong password runs at this cost, so a higher one would let
+# guesses eat a core (bcrypt 12 is 4 times 10; htpasswd -B makes 5 by default, exporter-toolkit's docs 10)
+MAX_BCRYPT_COST = 12
+MAX_PBKDF2_ITERATIONS = 1000000
 BACKEND_MISSING = (
     "bcrypt password hashes need the bcrypt Python package (Debian/Ubuntu: python3-bcrypt; EL: python3-bcrypt) "
     "or a C library whose crypt() knows bcrypt (libxcrypt)"
@@ -97,6 +101,11 @@ def check_hash(stored: str) -> None:
         parts = stored.split("$")
         if len(parts) != 4 or not parts[2].isdigit() or len(parts[3]) != 53:
             raise PasswordError("not a bcrypt hash: it must look like $2y$10$ followed by 53 characters")
+        if int(parts[2]) > MAX_BCRYPT_COST:
+            raise PasswordError(
+                "bcrypt cost {} is above {}: each wrong guess would cost {} times a cost-10 check; "
+                "make the hash with htpasswd -nBC 10".format(int(parts[2]), MAX_BCRYPT_COST, 2 ** (int(parts[2]) - 10))
+            )
         if bcrypt_backend() is None:
             raise PasswordError(BACKEND_MISSING)
         return
@@ -114,6 +123,8 @@ def _pbkdf2_fields(stored: str) -> tuple:  # type: ignore[type-arg]
         raise PasswordError("not a $pbkdf2-sha256$<iterations>$<salt>$<hash> hash") from None
     if len(parts) != 3 or iterations < 1 or not salt or len(digest) != 32:
         raise PasswordError("not a $pbkdf2-sha256$<iterations>$<salt>$<hash> hash")
+    if iterations > MAX_PBKDF2_ITERATIONS:
+        raise PasswordError("{} PBKDF2 iterations is above {}".format(iterations, MAX_PBKDF2_ITERATIONS))
     return iterations, salt, digest
 
 

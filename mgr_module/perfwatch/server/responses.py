@@ -1,6 +1,6 @@
 """What an app answers (Response) and how the server sends it: head, then body unless the request was HEAD."""
 
-from typing import Callable, Dict, List, NamedTuple, Optional
+from typing import Callable, Dict, List, NamedTuple, Optional, Tuple
 
 from . import httpwire
 
@@ -12,6 +12,13 @@ class Response(NamedTuple):
     content_type: str
     body: bytes
     headers: Dict[str, str]
+    # sent after body, as they are: a cached page goes out without being copied into a new one per
+    # request (32 slow clients of a 36 MB page would otherwise hold 32 copies)
+    extra: Tuple[bytes, ...] = ()
+
+    def content(self) -> bytes:
+        """The whole body, joined (for tests and small answers)."""
+        return b"".join((self.body, *self.extra))
 
 
 # app(path, accepts_gzip): the server reads Accept-Encoding (httpwire.accepts_gzip) and answers HEAD
@@ -21,10 +28,11 @@ App = Callable[[str, bool], Response]
 
 def encode(resp: Response, head_only: bool, now: Optional[float] = None) -> List[bytes]:
     """The response as bytes to send: head, then body unless head_only (HEAD gets GET's fields)."""
-    headers = {"Content-Type": resp.content_type, "Content-Length": str(len(resp.body))}
+    parts = [part for part in (resp.body, *resp.extra) if part]
+    headers = {"Content-Type": resp.content_type, "Content-Length": str(sum(len(part) for part in parts))}
     headers.update(resp.headers)
     head = httpwire.response_head(resp.status, headers, SERVER_NAME, now)
-    return [head] if head_only or not resp.body else [head, resp.body]
+    return [head] if head_only else [head, *parts]
 
 
 def error(status: int, head_only: bool = False, headers: Optional[Dict[str, str]] = None) -> List[bytes]:

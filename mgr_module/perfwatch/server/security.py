@@ -6,15 +6,23 @@ request, so an owner that reloads (the exporter's --web.config.file, when a file
 for the next connection without a restart. What is refused is counted by one of REASONS.
 """
 
+import ipaddress
 import ssl
 from typing import Optional, Tuple
 
-from .basic_auth import AUTH_FAILED, AUTH_MISSING, BasicAuth
+from .basic_auth import AUTH_FAILED, AUTH_MISSING, AUTH_THROTTLED, BasicAuth
 
 PLAIN_HTTP_TO_TLS = "plain_http_to_tls"  # an http:// request to a port that speaks TLS (answered 400)
 TLS_HANDSHAKE_FAILED = "tls_handshake_failed"  # no client certificate when one is required, a bad one, ...
 CLIENT_NOT_ALLOWED = "client_cert_not_allowed"  # a verified client certificate without an allowed name
-REASONS: Tuple[str, ...] = (PLAIN_HTTP_TO_TLS, TLS_HANDSHAKE_FAILED, CLIENT_NOT_ALLOWED, AUTH_MISSING, AUTH_FAILED)
+REASONS: Tuple[str, ...] = (
+    PLAIN_HTTP_TO_TLS,
+    TLS_HANDSHAKE_FAILED,
+    CLIENT_NOT_ALLOWED,
+    AUTH_MISSING,
+    AUTH_FAILED,
+    AUTH_THROTTLED,
+)
 
 # Paths served without basic auth: a liveness probe (kubelet, systemd) has no password to give. It says
 # only whether collections keep coming. TLS, and a required client certificate, still apply.
@@ -64,7 +72,16 @@ class FixedSecurity(Security):
 
 def client_names(cert: Optional[dict]) -> Tuple[str, ...]:  # type: ignore[type-arg]
     """The subject alternative names (DNS, IP, URI, email values) of a peer certificate as
-    SSLSocket.getpeercert() gives it."""
+    SSLSocket.getpeercert() gives it, IP addresses in their canonical form (normal_name)."""
     if not cert:
         return ()
-    return tuple(str(value) for _kind, value in cert.get("subjectAltName", ()))
+    return tuple(normal_name(str(value)) for _kind, value in cert.get("subjectAltName", ()))
+
+
+def normal_name(name: str) -> str:
+    """An IP address in one spelling (Python gives IPv6 names as 2001:DB8:0:0:0:0:0:1, configs say
+    2001:db8::1); any other name as it is."""
+    try:
+        return str(ipaddress.ip_address(name.strip()))
+    except ValueError:
+        return name

@@ -5,7 +5,7 @@ node_exporter and us alike)."""
 import os
 import ssl
 import stat
-from typing import NamedTuple, Optional
+from typing import List, NamedTuple, Optional
 
 NO_CLIENT_CERT = "NoClientCert"
 VERIFY_IF_GIVEN = "VerifyClientCertIfGiven"
@@ -66,37 +66,50 @@ def server_context(settings: TlsSettings) -> ssl.SSLContext:
     """The context, certificates loaded. Raises TlsError with what is wrong (a file missing, a key that
     does not match the certificate, a bad policy)."""
     check(settings)
-    for name in (settings.cert_file, settings.key_file, settings.client_ca_file):
-        if name:
-            _regular(name)
+    opened: List[int] = []
+    try:
+        cert, key = _open_regular(settings.cert_file, opened), _open_regular(settings.key_file, opened)
+        ca = _open_regular(settings.client_ca_file, opened) if settings.client_ca_file else None
+        return _context(settings, cert, key, ca)
+    finally:
+        for fd in opened:
+            os.close(fd)
+
+
+def _context(settings: TlsSettings, cert: str, key: str, ca: Optional[str]) -> ssl.SSLContext:
+    """The context of files already checked and opened (cert, key, ca: /proc/self/fd/N paths)."""
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     _versions(context, settings.min_version, settings.max_version)
     if settings.prefer_server_cipher_suites:
         context.options |= ssl.OP_CIPHER_SERVER_PREFERENCE
     context.options |= getattr(ssl, "OP_NO_RENEGOTIATION", 0)
     try:
-        context.load_cert_chain(settings.cert_file, settings.key_file)
+        context.load_cert_chain(cert, key)
     except (OSError, ssl.SSLError) as exc:
         raise TlsError(
             "certificate {} with key {}: {}".format(settings.cert_file, settings.key_file, _why(exc))
         ) from None
     context.verify_mode = CLIENT_AUTH[settings.client_auth]
-    if settings.client_ca_file:
+    if ca is not None:
         try:
-            context.load_verify_locations(cafile=settings.client_ca_file)
+            context.load_verify_locations(cafile=ca)
         except (OSError, ssl.SSLError) as exc:
             raise TlsError("client_ca_file {}: {}".format(settings.client_ca_file, _why(exc))) from None
     return context
 
 
-def _regular(name: str) -> None:
-    """OpenSSL would block reading a FIFO: only regular files (symlinks followed) are loaded."""
+def _open_regular(name: str, opened: List[int]) -> str:
+    """The file opened without blocking (OpenSSL would block on a FIFO), checked to be a regular file
+    once open (no swap between a check and OpenSSL's open), as a /proc/self/fd path OpenSSL can read.
+    Symlinks are followed (Kubernetes mounts secrets through them). Raises TlsError."""
     try:
-        mode = os.stat(name).st_mode
+        fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
     except OSError as exc:
         raise TlsError("{}: {}".format(name, exc.strerror or exc)) from None
-    if not stat.S_ISREG(mode):
+    opened.append(fd)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
         raise TlsError("{}: not a regular file".format(name))
+    return "/proc/self/fd/{}".format(fd)
 
 
 def _versions(context: ssl.SSLContext, lowest: str, highest: str) -> None:

@@ -12,8 +12,8 @@ import time
 from typing import Callable, Deque, List, NamedTuple, Optional
 
 from . import httpwire
-from .basic_auth import challenge
-from .connections import Conn
+from .basic_auth import status_of
+from .conn import Conn
 from .limits import Limits
 from .responses import App, encode, error
 from .security import OPEN_PATHS, Security
@@ -78,15 +78,16 @@ class WorkerPool:
                 jobs.append(self._pending.popleft())
         return jobs
 
-    def _unauthorised(self, job: Job) -> bool:
+    def _unauthorised(self, job: Job) -> Optional[str]:
+        """Why basic auth refuses the request (a refusal reason, counted), or None."""
         auth = self.security.auth()
         if auth is None or job.request.target.split("?", 1)[0] in OPEN_PATHS:
-            return False
-        why = auth.refusal(job.request.headers.get("authorization"))
-        if why is None:
-            return False
-        self.refused(why, "{} {}".format(job.request.method, job.request.target))
-        return True
+            return None
+        peer = job.conn.peer[0] if isinstance(job.conn.peer, tuple) and job.conn.peer else ""
+        why = auth.refusal(job.request.headers.get("authorization"), str(peer))
+        if why is not None:
+            self.refused(why, "{} {} from {}".format(job.request.method, job.request.target, peer))
+        return why
 
     def _next(self) -> Optional[Job]:
         with self._cond:
@@ -102,13 +103,16 @@ class WorkerPool:
             head_only = job.request.method == "HEAD"
             if time.monotonic() - job.queued_at > self.limits.queue_timeout:
                 data = error(503, head_only)
-            elif self._unauthorised(job):
-                data = error(401, head_only, challenge())
             else:
-                accepts_gzip = httpwire.accepts_gzip(job.request.headers.get("accept-encoding"))
                 try:
-                    data = encode(self.app(job.request.target, accepts_gzip), head_only)
-                except Exception:
+                    why = self._unauthorised(job)
+                    if why is not None:
+                        status, headers = status_of(why)
+                        data = error(status, head_only, headers)
+                    else:
+                        accepts_gzip = httpwire.accepts_gzip(job.request.headers.get("accept-encoding"))
+                        data = encode(self.app(job.request.target, accepts_gzip), head_only)
+                except Exception:  # a bug answers 500; the worker lives on
                     self.log.exception("error answering %s", job.request.target)
                     data = error(500, head_only)
             self.done(job, data)

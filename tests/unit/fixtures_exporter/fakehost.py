@@ -42,6 +42,7 @@ class FakeHost:
         self.devnums: dict[str, tuple[int, int]] = {}
         self.sysdirs: dict[str, str] = {}  # device name -> its sysfs dir (relative to /sys)
         self.write("proc/self/mountinfo", "")
+        self.write("proc/self/cgroup", "0::/\n")  # the exporter's own: the root of its cgroup namespace
         self.write("etc/passwd", PASSWD)
         self.link("proc/self/ns/net", "net:[4026531840]")
         (self.base / "sys/class/net").mkdir(parents=True)
