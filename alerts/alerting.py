@@ -214,6 +214,16 @@ def health_alerts(p: Profile) -> list[Alert]:
             "the saturation verdicts of that host's OSDs lack their inputs.",
         ),
         Alert(
+            "PerfwatchExporterStuck",
+            f"host:ceph_perfwatch_exporter_cache_age:seconds > {p.exporter_stale_seconds:g}",
+            p.target_down_for,
+            "warning",
+            "The perfwatch host exporter on {{ $labels.hostname }} serves old data",
+            "The host exporter at {{ $labels.instance }} (host {{ $labels.hostname }}) answers, but its last "
+            "collection ended {{ $value | humanizeDuration }} ago: something it reads does not answer (its "
+            "/healthz says what). The saturation verdicts of that host's OSDs use old inputs.",
+        ),
+        Alert(
             "PerfwatchVerdictInputMissing",
             "osd:ceph_perfwatch_verdict_input_missing:info",
             p.inputs_missing_for,

@@ -130,6 +130,9 @@ class Profile:
     # ----- self-monitoring ----------------------------------------------------------------------------
     # The module's data older than this (cache_age_seconds): 3 collect_intervals of 30 s plus slack.
     collection_stale_seconds: float = 180.0
+    # A host exporter whose answers are older than this (exporter_cache_age_seconds): 8 of its 15 s
+    # collections; its /healthz says stuck after 60 s.
+    exporter_stale_seconds: float = 120.0
     # An OSD whose counters could not be read for this long (daemon_up == 0).
     collection_failing_for: str = "10m"
     # A target down or an input missing: long enough to ride out a restart or an mgr failover.
@@ -167,6 +170,7 @@ LAB = dataclasses.replace(
     iops_per_gb_min_stored_bytes=1e6,
     iops_per_gb_for="2m",
     collection_stale_seconds=60.0,  # collect_interval 10 s in the lab
+    exporter_stale_seconds=30.0,  # the lab's exporters collect every 5 s
     collection_failing_for="1m",
     target_down_for="1m",
     inputs_missing_for="2m",

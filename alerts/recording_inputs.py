@@ -46,6 +46,10 @@ def health_rules(p: Profile) -> list[Rule]:
             by(CLUSTER, "count", sel("ceph_perfwatch_last_collection_timestamp_seconds", mod)),
         ),
         rule(
+            "host:ceph_perfwatch_exporter_cache_age:seconds",
+            "max by (cluster, hostname, job, instance) (" + sel("ceph_perfwatch_exporter_cache_age_seconds", exp) + ")",
+        ),
+        rule(
             "host:ceph_perfwatch_exporter_up:bool",
             # node_exporter only on the hosts that have a perfwatch host exporter target: a fleet-wide
             # `node` job also scrapes machines that are no Ceph hosts

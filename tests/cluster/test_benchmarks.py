@@ -295,18 +295,21 @@ def test_a_throttled_osd_raises_the_regression_check_and_clearing_it_clears_it(
 
 @pytest.mark.every_release
 def test_rgw_s3_probe_measures_put_and_list_and_never_shows_the_secret(bench: LabHandle) -> None:
+    """The keys given as an operator should (`set-s3-credentials -i FILE`, radosgw-admin's user info):
+    the probe signs with them, and the secret is nowhere to be read back: not in status, history, metrics,
+    the mgr's log, nor in `ceph config dump`/`config log` (which keep every option value ever set)."""
     key = s3_user(bench)
     secret = key["secret_key"]
-    settings = {
-        "rgw_s3_endpoint": bench.lab.rgw_url().rstrip("/"),
-        "rgw_s3_access_key": key["access_key"],
-        "rgw_s3_secret_key": secret,
-    }
-    for name, value in settings.items():
-        bench.ceph("config", "set", "mgr", f"mgr/perfwatch/{name}", value, as_json=False)
+    endpoint = bench.lab.rgw_url().rstrip("/")
+    given = bench.dir / "s3-user.json"  # in the lab's folder: the ceph CLI of every release reads it there
+    given.write_text(json.dumps({"user_id": "pwtest", "keys": [key]}))
+    given.chmod(0o600)
+    bench.ceph("perfwatch", "set-s3-credentials", "-i", str(given), as_json=False)
+    given.unlink()
+    bench.ceph("config", "set", "mgr", "mgr/perfwatch/rgw_s3_endpoint", endpoint, as_json=False)
     try:
         wait_until(
-            lambda: bench.ceph("perfwatch", "status")["options"]["rgw_s3_secret_key"] == "<set>", 30, "options seen"
+            lambda: bench.ceph("perfwatch", "status")["options"]["rgw_s3_secret_key"] == "<set>", 30, "keys seen"
         )
         wait_until(lambda: not bench.ceph("perfwatch", "bench", "status")["running"], 60, "no run in progress")
         run = finished(bench, start(bench, "--kind", "rgw"))
@@ -318,13 +321,14 @@ def test_rgw_s3_probe_measures_put_and_list_and_never_shows_the_secret(bench: La
             json.dumps(bench.ceph("perfwatch", "status")),
             json.dumps(bench.ceph("perfwatch", "bench", "history", "--kind", "rgw")),
             metrics(bench),
+            bench.ceph("config", "dump", as_json=False),
+            bench.ceph("config", "log", as_json=False),
         ]
         shown += [p.read_text(errors="replace") for p in (bench.dir / "log").glob("ceph-mgr.*.log")]
         assert not [text[:80] for text in shown if secret in text], "the secret key leaked"
     finally:
-        for name in settings:
-            bench.ceph("config", "set", "mgr", f"mgr/perfwatch/{name}", "", as_json=False)
-            bench.ceph("config", "rm", "mgr", f"mgr/perfwatch/{name}", as_json=False)
+        bench.ceph("perfwatch", "clear-s3-credentials", as_json=False)
+        bench.ceph("config", "rm", "mgr", "mgr/perfwatch/rgw_s3_endpoint", as_json=False)
 
 
 def osd_free_bytes(lab: LabHandle, osd: int) -> int:
