@@ -16,24 +16,10 @@ from typing import Any
 import pytest
 from perfwatch_host_exporter import webconfig, yamlish
 
-from lab import certs
-
 from .test_exporter_http import ENV, free_port
 from .test_server_security import get
 
 BCRYPT = "$2y$04$J9FW0Y1Tdjp0YkHUMI1FZu.2lRzxDXZhCD3ZEixi.MR3BVYtft7ju"  # "perfwatch"
-
-
-@pytest.fixture(scope="module")
-def pki(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    folder = tmp_path_factory.mktemp("pki")
-    ca = certs.make_ca(folder, "ca")
-    return {
-        "ca": ca,
-        "server": certs.make_leaf(folder, "server", ca, ["127.0.0.1"]),
-        "rotated": certs.make_leaf(folder, "rotated", ca, ["127.0.0.1"]),
-        "prometheus": certs.make_leaf(folder, "prometheus", ca, ["prometheus"], client=True),
-    }
 
 
 def test_the_yaml_a_web_config_uses() -> None:

@@ -5,6 +5,7 @@ PERFWATCH_ENDPOINT sits beside the other checks until the endpoint listens where
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 import urllib.request
@@ -29,13 +30,10 @@ def scrape(port: int) -> int:
         return int(resp.status)
 
 
-@pytest.fixture
-def serving(module_class: Any) -> Iterator[tuple[Any, int]]:  # noqa: F811
-    port = free_port()
-    mod = make(module_class, server_addr="127.0.0.1", server_port=port, collect_interval=3600)
+@contextlib.contextmanager
+def serving_module(mod: Any) -> Iterator[Any]:
+    """mod (test_module_config.make's) running serve() in a thread on an empty cluster, stopped after."""
     mod.get = lambda what: {}  # an empty cluster
-    mod.get_store = {}.get
-    mod.set_store = lambda key, value: None
     mod.get_mgr_ip = lambda: "127.0.0.1"
     mod.uris = []
     mod.set_uri = mod.uris.append
@@ -45,11 +43,21 @@ def serving(module_class: Any) -> Iterator[tuple[Any, int]]:  # noqa: F811
     thread.start()
     wait_for(lambda: mod._passes >= 1)
     try:
-        yield mod, port
+        yield mod
     finally:
         mod.shutdown()
         thread.join(20)
         assert not thread.is_alive(), "serve() did not stop"
+
+
+@pytest.fixture
+def serving(module_class: Any) -> Iterator[tuple[Any, int]]:  # noqa: F811
+    port = free_port()
+    mod = make(module_class, server_addr="127.0.0.1", server_port=port, collect_interval=3600)
+    mod.get_store = {}.get
+    mod.set_store = lambda key, value: None
+    with serving_module(mod):
+        yield mod, port
 
 
 def next_pass(mod: Any) -> None:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import errno
 import ssl
-import threading
 import urllib.error
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,25 +14,12 @@ from typing import Any
 
 import pytest
 
-from lab import certs
 from perfwatch import endpoint_security, secrets_commands
 
 from .test_module_config import make, module_class, status  # noqa: F401  (module_class is a fixture)
-from .test_module_endpoint import next_pass, wait_for
+from .test_module_endpoint import next_pass, serving_module, wait_for
 from .test_module_serve_startup import free_port
 from .test_server_security import get
-
-
-@pytest.fixture(scope="module")
-def pki(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    folder = tmp_path_factory.mktemp("pki")
-    ca = certs.make_ca(folder, "ca")
-    return {
-        "ca": ca,
-        "one": certs.make_leaf(folder, "one", ca, ["127.0.0.1"]),
-        "two": certs.make_leaf(folder, "two", ca, ["127.0.0.1"]),
-        "prometheus": certs.make_leaf(folder, "prometheus", ca, ["prometheus"], client=True),
-    }
 
 
 def pem(pair: Any, part: str) -> str:
@@ -44,20 +30,8 @@ def pem(pair: Any, part: str) -> str:
 def module(module_class: Any) -> Iterator[tuple[Any, int]]:  # noqa: F811
     port = free_port()
     mod = make(module_class, server_addr="127.0.0.1", server_port=port, collect_interval=3600, ssl=True)
-    mod.get = lambda what: {}
-    mod.get_mgr_ip = lambda: "127.0.0.1"
-    mod.uris = []
-    mod.set_uri = mod.uris.append
-    mod.remote = lambda *args: None
-    mod.get_all_perf_counters = lambda **kwargs: {}
-    thread = threading.Thread(target=mod.serve, daemon=True)
-    thread.start()
-    wait_for(lambda: mod._passes >= 1)
-    try:
+    with serving_module(mod):
         yield mod, port
-    finally:
-        mod.shutdown()
-        thread.join(20)
 
 
 def context(pki: dict[str, Any], client: str | None = None) -> ssl.SSLContext:
@@ -94,23 +68,23 @@ def test_ssl_from_the_store_through_the_commands(module: tuple[Any, int], pki: d
     assert "ssl is on but no certificate or key is stored" in check["summary"]
     assert "set-ssl-certificate" in check["summary"] and "serves nowhere" in check["detail"][0]
 
-    assert mod.cmd_set_ssl_certificate(inbuf=pem(pki["one"], "cert"))[0] == 0
-    assert mod.cmd_set_ssl_certificate_key(inbuf=pem(pki["one"], "key"))[0] == 0
+    assert mod.cmd_set_ssl_certificate(inbuf=pem(pki["server"], "cert"))[0] == 0
+    assert mod.cmd_set_ssl_certificate_key(inbuf=pem(pki["server"], "key"))[0] == 0
     wait_for(lambda: mod.uris[-1:] == [f"https://127.0.0.1:{port}/"])
     assert get(url, context(pki))[0] == 200
     assert status(mod)["endpoint"]["security"] == "TLS, no auth"
     assert "PERFWATCH_ENDPOINT" not in mod.health[-1]
-    assert served_serial(port, pki) == serial(pki["one"])
+    assert served_serial(port, pki) == serial(pki["server"])
 
     # a rotation: the new certificate is served at the next pass, as its key arrives
-    assert mod.cmd_set_ssl_certificate(inbuf=pem(pki["two"], "cert"))[0] == 0  # key still the old one
+    assert mod.cmd_set_ssl_certificate(inbuf=pem(pki["rotated"], "cert"))[0] == 0  # key still the old one
     next_pass(mod)
     assert "key values mismatch" in mod.health[-1]["PERFWATCH_ENDPOINT"]["summary"]
     with pytest.raises(OSError):
         get(url, context(pki))
-    assert mod.cmd_set_ssl_certificate_key(inbuf=pem(pki["two"], "key"))[0] == 0
+    assert mod.cmd_set_ssl_certificate_key(inbuf=pem(pki["rotated"], "key"))[0] == 0
     next_pass(mod)
-    assert served_serial(port, pki) == serial(pki["two"])
+    assert served_serial(port, pki) == serial(pki["rotated"])
 
     # a client CA: clients must show a certificate it signed
     assert mod.cmd_set_ssl_client_ca(inbuf=pem(pki["ca"], "cert"))[0] == 0
@@ -133,12 +107,12 @@ def test_ssl_from_the_store_through_the_commands(module: tuple[Any, int], pki: d
 
 def test_per_mgr_certificates_win(module: tuple[Any, int], pki: dict[str, Any]) -> None:
     mod, port = module
-    for pair, mgr_id in ((pki["one"], None), (pki["two"], "x")):
+    for pair, mgr_id in ((pki["server"], None), (pki["rotated"], "x")):
         assert mod.cmd_set_ssl_certificate(mgr_id=mgr_id, inbuf=pem(pair, "cert"))[0] == 0
         assert mod.cmd_set_ssl_certificate_key(mgr_id=mgr_id, inbuf=pem(pair, "key"))[0] == 0
     assert set(mod.kv) >= {"crt", "key", "x/crt", "x/key"}
     wait_for(lambda: mod.uris[-1:] == [f"https://127.0.0.1:{port}/"])
-    assert served_serial(port, pki) == serial(pki["two"]), "mgr.x's own"
+    assert served_serial(port, pki) == serial(pki["rotated"]), "mgr.x's own"
 
 
 @pytest.mark.parametrize(

@@ -18,7 +18,6 @@ from typing import Any
 
 import pytest
 
-from lab import certs
 from perfwatch.server import HttpServer, Limits, Response
 from perfwatch.server import passwords as pw
 from perfwatch.server.basic_auth import BasicAuth
@@ -31,20 +30,6 @@ BIG = b"x" * (3 << 20)  # larger than any socket buffer: the TLS writes must res
 def app(path: str, accepts_gzip: bool) -> Response:
     body = BIG if path == "/big" else b"hello " + path.encode()
     return Response(200, "text/plain", body, {})
-
-
-@pytest.fixture(scope="module")
-def pki(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    folder = tmp_path_factory.mktemp("pki")
-    ca = certs.make_ca(folder, "test-ca")
-    other_ca = certs.make_ca(folder, "other-ca")
-    return {
-        "ca": ca,
-        "server": certs.make_leaf(folder, "server", ca, ["127.0.0.1", "localhost"]),
-        "prometheus": certs.make_leaf(folder, "prometheus", ca, ["prometheus"], client=True),
-        "intruder": certs.make_leaf(folder, "intruder", ca, ["intruder"], client=True),
-        "foreign": certs.make_leaf(folder, "foreign", other_ca, ["prometheus"], client=True),
-    }
 
 
 def settings(pki: dict[str, Any], client_auth: str = "NoClientCert") -> TlsSettings:
