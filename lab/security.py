@@ -78,6 +78,7 @@ def make(directory: Path, addresses: list[str]) -> LabTls:
     password, and the exporters' web config."""
     tls = tls_of(directory)
     tls.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    tls.folder.chmod(0o700)  # also when it was there already
     ca = certs.make_ca(tls.folder, "lab-ca")
     certs.make_leaf(tls.folder, "endpoints", ca, sorted(set(addresses)))
     certs.make_leaf(tls.folder, "prometheus", ca, [CLIENT_NAME], client=True)

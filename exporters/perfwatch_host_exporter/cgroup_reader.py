@@ -8,8 +8,10 @@ its own cgroup in that tree (the folder whose cgroup.procs lists its PID; a sear
 at each collection), which is where its namespace's root is.
 """
 
+import collections
 import os
 import posixpath
+import time
 from typing import Dict, List, NamedTuple, Optional
 
 from . import cgroups
@@ -37,6 +39,8 @@ def _ancestry(directory: str, top: str) -> List[str]:
 
 
 MAX_SEARCHED = 100000  # cgroup folders looked at to find the exporter's own (a busy node has thousands)
+SEARCH_SECONDS = 5.0  # and for at most this long
+RETRY_SECONDS = 300.0  # a search that found nothing is not done again before this
 
 
 class CgroupReader:
@@ -47,6 +51,7 @@ class CgroupReader:
         self.v2: Optional[cgroups.Mount] = None
         self._own: Dict[str, cgroups.Membership] = {}  # "1" | "2" -> the exporter's own membership
         self._ns_roots: Dict[str, str] = {}  # mountpoint -> its namespace root, relative to the mount's top
+        self._not_found: Dict[str, float] = {}  # mountpoint -> when a search there found nothing
 
     def refresh_mounts(self) -> None:
         """Read where the cgroup hierarchies are mounted (once per collection). The exporter must see
@@ -103,7 +108,12 @@ class CgroupReader:
         cached = self._ns_roots.get(mount.mountpoint)
         if cached is not None and self._lists_me(posixpath.join(mount.mountpoint, cached, own.path.lstrip("/"))):
             return cached
-        found = self._find_me(mount.mountpoint)
+        failed = self._not_found.get(mount.mountpoint)
+        found = None
+        if failed is None or time.monotonic() - failed >= RETRY_SECONDS:
+            found = self._find_me(mount.mountpoint)
+            if found is None:
+                self._not_found[mount.mountpoint] = time.monotonic()
         if found is None:
             raise CgroupError(
                 "private cgroup namespace: the exporter's own cgroup (pid {}) is not under {}; mount the "
@@ -127,10 +137,11 @@ class CgroupReader:
 
     def _find_me(self, top: str) -> Optional[str]:
         """The folder under `top` whose cgroup.procs lists the exporter, breadth first, bounded."""
-        pending = [top]
+        pending = collections.deque([top])
         searched = 0
-        while pending and searched < MAX_SEARCHED:
-            directory = pending.pop(0)
+        deadline = time.monotonic() + SEARCH_SECONDS
+        while pending and searched < MAX_SEARCHED and time.monotonic() < deadline:
+            directory = pending.popleft()
             searched += 1
             if self._lists_me(directory):
                 return directory

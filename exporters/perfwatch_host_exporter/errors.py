@@ -7,12 +7,9 @@ Messages carry what processes call themselves: control characters are escaped, o
 import logging
 from typing import Dict, Iterable, Optional
 
+from perfwatch.server.httpwire import printable
+
 _MAX_REMEMBERED = 1000  # kinds remembered; the one seen longest ago is forgotten first
-
-
-def printable(text: str) -> str:
-    """`text` with control characters (newlines among them) escaped as \\xNN."""
-    return "".join(ch if ch.isprintable() else "\\x{:02x}".format(ord(ch)) if ord(ch) < 256 else "?" for ch in text)
 
 
 class ErrorCounter:

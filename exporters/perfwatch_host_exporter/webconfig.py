@@ -30,7 +30,15 @@ from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
 from perfwatch.server.basic_auth import BasicAuth
 from perfwatch.server.passwords import PasswordError
 from perfwatch.server.security import FixedSecurity, Security
-from perfwatch.server.tls import TlsError, TlsSettings, server_context
+from perfwatch.server.tls import (
+    NO_CLIENT_CERT,
+    REQUIRE_AND_VERIFY,
+    VERIFY_IF_GIVEN,
+    VERSIONS,
+    TlsError,
+    TlsSettings,
+    server_context,
+)
 
 from . import yamlish
 from .fsroot import read_regular
@@ -251,9 +259,25 @@ class WebConfigSecurity(Security):
 
 
 def _downgrade(current: Loaded, new: Loaded) -> Optional[str]:
-    """Why `new` may not replace `current` while running: it turns TLS or basic auth off."""
+    """Why `new` may not replace `current` while running: it asks less of clients (TLS or basic auth
+    off, a weaker client certificate policy, more or no names allowed, an older TLS version)."""
     if current.tls is not None and new.tls is None:
         return "would turn TLS off (restart the exporter for that)"
     if current.auth is not None and new.auth is None:
         return "would turn basic auth off (restart the exporter for that)"
+    old_tls, new_tls = current.config.tls, new.config.tls
+    if old_tls is not None and new_tls is not None:
+        if _POLICY_STRENGTH[new_tls.client_auth] < _POLICY_STRENGTH[old_tls.client_auth]:
+            return "would ask less of client certificates ({} after {}; restart the exporter for that)".format(
+                new_tls.client_auth, old_tls.client_auth
+            )
+        old_names, new_names = set(current.config.allowed_sans), set(new.config.allowed_sans)
+        if old_names and not (new_names and new_names <= old_names):
+            return "would allow more client names (restart the exporter for that)"
+        if VERSIONS.index(new_tls.min_version) < VERSIONS.index(old_tls.min_version):
+            return "would allow an older TLS version ({}; restart the exporter for that)".format(new_tls.min_version)
     return None
+
+
+# how much each client_auth_type asks: a reload may keep or raise it, never lower it
+_POLICY_STRENGTH = {NO_CLIENT_CERT: 0, VERIFY_IF_GIVEN: 1, REQUIRE_AND_VERIFY: 2}

@@ -75,8 +75,9 @@ class Endpoint:
         self._listening: Optional[Address] = None  # where _server listens
         self._previous: Optional[Address] = None  # the last address it listened on: the fallback
         self._failed: Optional[Tuple[Address, str]] = None  # the address wanted, why it cannot be listened on
-        self._wanted = PLAIN  # the security it serves with
-        self._serving_fingerprint: Optional[str] = None
+        self._wanted = PLAIN  # the security it is to serve with
+        self._serving_fingerprint: Optional[str] = None  # of the security the listening server has
+        self._serving_security: Security = PLAIN.security
         self.url: Optional[str] = None
         self.error: Optional[str] = None  # for `perfwatch status`
 
@@ -86,31 +87,34 @@ class Endpoint:
 
     @property
     def security(self) -> Security:
-        return self._wanted.security
+        """What the server that listens now asks of its clients (plain when nothing listens)."""
+        return self._serving_security
 
     def refusals(self) -> Dict[str, int]:
         """The serving server's counts of refused connections and requests (security.REASONS)."""
         return self._server.refusals() if self._server is not None else {}
 
     def ensure(self, addr: str, port: int, security: Wanted = PLAIN) -> bool:
-        """Listen on addr:port with `security`, or say why not and listen where it did before (but for
-        security that cannot be served: then nowhere). Never raises. True when the PERFWATCH_ENDPOINT
-        check changed (the caller sets the health checks again)."""
+        """Listen on addr:port with `security`, or say why not and listen where it did before, with that
+        security too: never with an older one, and nowhere when it cannot be served (never plain HTTP
+        where TLS or auth is asked for). Never raises. True when the PERFWATCH_ENDPOINT check changed
+        (the caller sets the health checks again)."""
         before = self._failed
         wanted = (addr, port)
+        self._wanted = security
         refused = validation.check("server_addr", addr)
-        if refused:  # never listened on; PERFWATCH_CONFIG_INVALID reports it
-            self._failed = None
-            self._report("server_addr refused: {}; {}".format(refused, self._where()))
-        elif security.error is not None:
-            self.stop()  # never plain HTTP where TLS or auth is asked for
+        if security.error is not None:
+            self.stop()
             self._failed = (wanted, security.error)
             self._report("{}; {}".format(security.error, self._where()))
+        elif refused:  # never listened on; PERFWATCH_CONFIG_INVALID reports it
+            self._failed = None
+            self._secure_where_listening()
+            self._report("server_addr refused: {}; {}".format(refused, self._where()))
         elif wanted == self._listening and security.fingerprint == self._serving_fingerprint:
             self._failed = None
             self._report(None)
         else:
-            self._wanted = security
             self._move_to(wanted)
         return self._failed != before
 
@@ -128,7 +132,19 @@ class Endpoint:
                 self._listen_on(self._previous)
             except OSError as exc:
                 self._log.error("cannot listen again on %s either: %s", _text(self._previous), exc)
+        self._secure_where_listening()
         self._report("cannot listen on {}: {}; {}".format(_text(wanted), self._failed[1], self._where()))
+
+    def _secure_where_listening(self) -> None:
+        """The server that still listens where it did, restarted there with the wanted security when it
+        has another; stopped when that cannot be done."""
+        if self._listening is None or self._serving_fingerprint == self._wanted.fingerprint:
+            return
+        try:
+            self._listen_on(self._listening)
+        except OSError as exc:
+            self._log.error("cannot listen with the new TLS or auth settings on %s: %s", _text(self._listening), exc)
+            self.stop()
 
     def _listen_on(self, address: Address) -> None:
         """Serve on address instead of where it serves now. OSError when address cannot be bound; then
@@ -144,6 +160,7 @@ class Endpoint:
         self.stop()
         self._server, self._listening, self._previous = new, address, address
         self._serving_fingerprint = self._wanted.fingerprint
+        self._serving_security = self._wanted.security
         self.url = url_of(address, self._mgr_ip, "https" if self._wanted.security.tls() is not None else "http")
         self._publish(self.url)
 
@@ -184,4 +201,5 @@ class Endpoint:
         self._server = None
         self._listening = None
         self._serving_fingerprint = None
+        self._serving_security = PLAIN.security
         self.url = None

@@ -60,13 +60,25 @@ def parse_users(text: Optional[str]) -> Dict[str, str]:
     """The stored users ({} when none). Raises ValueError for a store value that is not {name: hash}."""
     if not text:
         return {}
-    users = json.loads(text)
+    try:
+        users = json.loads(text)
+    except RecursionError:  # "[[[[..." a hundred thousand deep
+        raise ValueError("nested too deep") from None
     if not isinstance(users, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in users.items()):
         raise ValueError("not a JSON object of user names and password hashes")
     return users
 
 
 def build(given: Inputs) -> Wanted:
+    """What the endpoint is to serve with. Never raises: whatever goes wrong is an error that keeps it
+    from serving (fail closed)."""
+    try:
+        return _build(given)
+    except Exception as exc:  # a full temp dir, a surprise in a stored value: nothing, rather than plain
+        return Wanted(Security(), given.fingerprint(), "TLS or auth settings: {}: {}".format(type(exc).__name__, exc))
+
+
+def _build(given: Inputs) -> Wanted:
     fingerprint = given.fingerprint()
     try:
         users = parse_users(given.users)
@@ -95,8 +107,8 @@ def load_context(crt: str, key: str, client_ca: Optional[str]) -> ssl.SSLContext
             if text:
                 paths[name] = os.path.join(folder, name + ".pem")
                 fd = os.open(paths[name], os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-                with os.fdopen(fd, "w") as f:
-                    f.write(text)
+                with os.fdopen(fd, "wb") as f:
+                    f.write(text.encode("utf-8"))  # whatever the locale: a PEM's preamble may not be ASCII
         settings = TlsSettings(paths["crt"], paths["key"])
         if "ca" in paths:
             settings = settings._replace(client_ca_file=paths["ca"], client_auth=REQUIRE_AND_VERIFY)
@@ -111,6 +123,8 @@ def load_context(crt: str, key: str, client_ca: Optional[str]) -> ssl.SSLContext
 def check_pem(text: str, what: str) -> Optional[str]:
     """Why `text` is not a PEM `what` ("certificate", "private key", "CA certificate"), or None."""
     if what == "private key":
+        if "ENCRYPTED" in text or "Proc-Type: 4,ENCRYPTED" in text:
+            return "an encrypted private key: the endpoint cannot ask for its passphrase; store it without one"
         return None if "PRIVATE KEY-----" in text else "not a PEM private key (-----BEGIN ... PRIVATE KEY-----)"
     if "-----BEGIN CERTIFICATE-----" not in text:
         return "not a PEM {} (-----BEGIN CERTIFICATE-----)".format(what)

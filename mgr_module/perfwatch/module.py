@@ -127,7 +127,10 @@ class Module(SecretsCommands, MgrModule):
                 restored = mgr_logging.ensure_logging(self)
                 if restored:
                     self.log.warning("log handlers %s were off the root logger; re-attached", ", ".join(restored))
-                self._ensure_endpoint(endpoint)
+                try:
+                    self._ensure_endpoint(endpoint)
+                except Exception:  # the loop goes on; the endpoint is looked at again next pass
+                    self.log.exception("metrics endpoint update failed; trying again next interval")
                 self._passes += 1
                 self._last_pass_at = time.time()
                 for step, what in (

@@ -17,8 +17,8 @@ Answer = Tuple[int, str, str]
 
 S3_CREDENTIALS = "rgw_s3_credentials"  # JSON {"access_key", "secret_key"} in the mgr store
 APPLIES = "The endpoint takes it at its next pass (up to collect_interval); `ceph perfwatch status` shows it."
-_USER = re.compile(r"^[A-Za-z0-9_.@-]{1,64}$")
-_MGR_ID = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+_USER = re.compile(r"[A-Za-z0-9_.@-]{1,64}")  # fullmatch: "$" would let a trailing newline in
+_MGR_ID = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 
 
 def _file(inbuf: Optional[str], what: str) -> Tuple[Optional[str], Optional[Answer]]:
@@ -36,7 +36,7 @@ def set_pem(store_set: Set, which: str, mgr_id: Optional[str], inbuf: Optional[s
     if missing is not None:
         return missing
     assert text is not None
-    if mgr_id is not None and not _MGR_ID.match(mgr_id):
+    if mgr_id is not None and not _MGR_ID.fullmatch(mgr_id):
         return -errno.EINVAL, "", "not a mgr id: {!r}".format(mgr_id)
     problem = check_pem(text, what)
     if problem is not None:
@@ -67,13 +67,13 @@ def clear_client_ca(store_set: Set) -> Answer:
 def _users(store_get: Get) -> Tuple[Dict[str, str], Optional[Answer]]:
     try:
         return parse_users(store_get(USERS)), None
-    except ValueError as exc:
+    except Exception as exc:  # whatever someone put there with config-key set
         return {}, (-errno.EIO, "", "mgr/perfwatch/{} cannot be read ({}): clear-basic-auth".format(USERS, exc))
 
 
 def set_basic_auth(store_get: Get, store_set: Set, username: str, inbuf: Optional[str]) -> Answer:
     """Add or replace a user; the file holds the password (its hash is stored, never the password)."""
-    if not _USER.match(username):
+    if not _USER.fullmatch(username):
         return -errno.EINVAL, "", "user name: 1-64 letters, digits and . _ @ - (got {!r})".format(username)
     password, missing = _file(inbuf, "the password")
     if missing is not None:

@@ -8,6 +8,7 @@ from mgr_module import MgrStandbyModule, Option
 from . import config, endpoint_security, mgr_logging, options, validation
 from .module import MODULE_OPTIONS
 from .server import HttpServer
+from .server.security import Security
 from .web import standby_app
 
 RECHECK = 30.0  # seconds between looks at the stored certificate, key and users
@@ -44,8 +45,12 @@ class StandbyModule(MgrStandbyModule):
         server: Optional[HttpServer] = None
         serving = ""  # the fingerprint of the security it serves with
         while True:  # as the active one: TLS and users as stored, looked at again every RECHECK seconds
-            wanted = self._security()
-            if wanted.fingerprint != serving:
+            try:
+                wanted = self._security()
+            except Exception:  # build() does not raise; reading the store might
+                self.log.exception("standby: cannot read the TLS and auth settings")
+                wanted = endpoint_security.Wanted(Security(), "", "settings unreadable")
+            if wanted.fingerprint != serving or (server is None and wanted.error is None):
                 if server is not None:
                     server.stop()
                     server = None
@@ -56,7 +61,7 @@ class StandbyModule(MgrStandbyModule):
                     server = HttpServer(app, endpoint["addr"], endpoint["port"], self.log, security=wanted.security)
                     try:
                         server.start()
-                    except OSError as exc:
+                    except OSError as exc:  # tried again at the next look
                         self.log.error("standby cannot listen on %s:%s: %s", endpoint["addr"], endpoint["port"], exc)
                         server = None
             if self._stop.wait(RECHECK):

@@ -18,7 +18,11 @@ import pytest
 
 from perfwatch import endpoint
 from perfwatch.endpoint import ENDPOINT, Endpoint
+from perfwatch.endpoint_security import Wanted
 from perfwatch.server import Response
+from perfwatch.server import passwords as pw
+from perfwatch.server.basic_auth import BasicAuth
+from perfwatch.server.security import FixedSecurity, Security
 
 UNBINDABLE = "192.0.2.1"
 
@@ -183,3 +187,34 @@ def test_a_refused_server_addr_is_never_listened_on() -> None:
 )
 def test_urls(addr: str, url: str) -> None:
     assert endpoint.url_of((addr, 9284), lambda: "10.1.2.3") == url
+
+
+class UnbindableServer(FakeServer):
+    """Like FakeServer, but 192.0.2.1 (not this host's) cannot be bound."""
+
+    def start(self) -> None:
+        if self.addr == "192.0.2.1":
+            raise OSError(errno.EADDRNOTAVAIL, "Cannot assign requested address")
+        super().start()
+
+
+def secured(tag: str) -> Wanted:
+    return Wanted(FixedSecurity(auth=BasicAuth({"u": pw.hash_pbkdf2("p" + tag, iterations=1000)})), tag, None)
+
+
+def test_new_security_is_served_where_it_listens_even_when_the_new_address_cannot_be(  # the second review's H1
+) -> None:
+    FakeServer.running = []
+    with made(UnbindableServer) as (ep, _published, _):
+        ep.ensure("127.0.0.1", 9284)
+        assert FakeServer.running[0].security.auth() is None
+        ep.ensure("192.0.2.1", 9284, secured("a"))  # cannot move there: auth applies where it listens
+        (server,) = FakeServer.running
+        assert (server.addr, server.security.auth() is not None) == ("127.0.0.1", True)
+        assert ep.security.auth() is not None, "status reports what is served"
+        ep.ensure("not an address", 9284, secured("b"))  # refused: the same
+        (server,) = FakeServer.running
+        assert server.security.auth() is not None and server.security is ep.security
+        ep.ensure("not an address", 9284, Wanted(Security(), "c", "ssl is on but no certificate"))
+        assert FakeServer.running == [], "settings that cannot be served: nothing listens"
+        assert ep.security.auth() is None and ep.health_checks()["PERFWATCH_ENDPOINT"]

@@ -167,3 +167,58 @@ def test_a_cached_page_goes_out_as_it_is() -> None:
     assert parts[1] is cached and parts[2] == b"tail"
     assert b"Content-Length: 1004\r\n" in parts[0]
     assert encode(Response(200, "text/plain", cached, {}, (b"tail",)), True) == parts[:1], "HEAD: the head only"
+
+
+def test_an_unknown_user_costs_what_the_most_costly_user_does() -> None:
+    cheap, dear = pw.hash_pbkdf2("a", iterations=1000), pw.hash_pbkdf2("b", iterations=200000)
+    auth = BasicAuth({"cheap": cheap, "dear": dear})
+    assert auth._decoy.startswith("$pbkdf2-sha256$200000$")
+    assert pw.cost(dear) > pw.cost(cheap) and pw.cost(pw._KNOWN_HASH.decode()) == 2**-6
+
+
+@pytest.mark.parametrize(
+    ("change", "words"),
+    [
+        ("  client_auth_type: VerifyClientCertIfGiven\n  client_ca_file: ca.crt\n", "ask less of client certificates"),
+        ("  client_auth_type: RequireAndVerifyClientCert\n  client_ca_file: ca.crt\n  client_allowed_sans: [x, y]\n",
+         "more client names"),
+        ("  client_auth_type: RequireAndVerifyClientCert\n  client_ca_file: ca.crt\n", "more client names"),
+        ("  client_auth_type: RequireAndVerifyClientCert\n  client_ca_file: ca.crt\n  client_allowed_sans: [x]\n"
+         "  min_version: TLS12\n", "older TLS version"),
+    ],
+)  # fmt: skip
+def test_a_reload_never_asks_less_of_clients(tmp_path: Path, pki: dict[str, Any], change: str, words: str) -> None:
+    from perfwatch_host_exporter import webconfig
+
+    for name, part in (("tls.crt", pki["server"].cert), ("tls.key", pki["server"].key), ("ca.crt", pki["ca"].cert)):
+        (tmp_path / name).write_bytes(Path(part).read_bytes())
+    head = "tls_server_config:\n  cert_file: tls.crt\n  key_file: tls.key\n"
+    strict = head + "  client_auth_type: RequireAndVerifyClientCert\n  client_ca_file: ca.crt\n"
+    strict += "  client_allowed_sans: [x]\n  min_version: TLS13\n"
+    current = webconfig.load(str(_write(tmp_path, strict)))
+    new = webconfig.load(str(_write(tmp_path, head + change)))
+    problem = webconfig._downgrade(current, new)
+    assert problem is not None and words in problem
+
+
+def _write(folder: Path, text: str) -> Path:
+    path = folder / "web.yml"
+    path.write_text(text)
+    return path
+
+
+def test_a_failed_search_for_its_own_cgroup_is_not_repeated_for_every_daemon(tmp_path: Path) -> None:
+    from perfwatch_host_exporter.cgroup_reader import CgroupError, CgroupReader
+
+    from .test_exporter_cgroups import kubernetes_host
+
+    host = kubernetes_host(tmp_path)
+    reader = CgroupReader(host.root(), own_pid=999)
+    reader.refresh_mounts()
+    searched = []
+    original = reader._find_me
+    reader._find_me = lambda top: searched.append(top) or original(top)  # type: ignore[method-assign]
+    for _ in range(3):
+        with pytest.raises(CgroupError):
+            reader.read(100)
+    assert searched == ["/host/cgroup"], "once, then the failure is kept for RETRY_SECONDS"

@@ -168,3 +168,46 @@ def test_s3_credential_formats() -> None:
     for bad in ("AK", "AK\nSK\nX", "{not json", '{"keys": []}', "A K\nSK", '{"access_key": 1, "secret_key": "x"}'):
         with pytest.raises(ValueError):
             parse(bad)
+
+
+def test_a_store_value_that_would_raise_never_stops_the_endpoint_and_never_opens_it(
+    monkeypatch: pytest.MonkeyPatch, pki: dict[str, Any]
+) -> None:
+    """build() fails closed on anything: JSON nested past Python's recursion limit, a full temp dir."""
+    deep = endpoint_security.Inputs(False, None, None, None, "[" * 100000)
+    wanted = endpoint_security.build(deep)
+    assert wanted.error is not None and "nested too deep" in wanted.error
+    assert secrets_commands.clear_basic_auth({"basic_auth_users": "[" * 100000}.get, lambda k, v: None, "x")[0] < 0
+
+    def full(*args: Any, **kwargs: Any) -> str:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(endpoint_security.tempfile, "mkdtemp", full)
+    given = endpoint_security.Inputs(True, pem(pki["server"], "cert"), pem(pki["server"], "key"), None, None)
+    wanted = endpoint_security.build(given)
+    assert wanted.error is not None and "No space left" in wanted.error and wanted.security.tls() is None
+
+
+def test_an_encrypted_key_is_refused_at_once_never_prompted_for(tmp_path: Path, pki: dict[str, Any]) -> None:
+    import subprocess
+
+    encrypted = tmp_path / "encrypted.key"
+    key = str(pki["server"].key)
+    argv = ["openssl", "pkey", "-in", key, "-aes256", "-passout", "pass:secret", "-out", str(encrypted)]
+    subprocess.run(argv, check=True, capture_output=True)
+    text = encrypted.read_text()
+    assert "ENCRYPTED" in text
+    assert "encrypted private key" in (endpoint_security.check_pem(text, "private key") or "")
+    given = endpoint_security.Inputs(True, pem(pki["server"], "cert"), text, None, None)
+    wanted = endpoint_security.build(given)  # an OpenSSL prompt would wait on the terminal here
+    assert wanted.error is not None and "encrypted private key" in wanted.error
+
+
+def test_names_with_a_trailing_newline_or_control_characters_are_refused() -> None:
+    store: dict[str, str] = {}
+    put = lambda k, v: store.__setitem__(k, v)  # noqa: E731
+    assert secrets_commands.set_basic_auth(store.get, put, "bob\n", "long enough")[0] == -errno.EINVAL
+    assert secrets_commands.set_pem(put, "crt", "x\n", "-----BEGIN CERTIFICATE-----")[0] == -errno.EINVAL
+    assert store == {}
+    wanted = endpoint_security.build(endpoint_security.Inputs(False, None, None, None, '{"a\\nb": "x"}'))
+    assert wanted.error is not None and "\n" not in wanted.error

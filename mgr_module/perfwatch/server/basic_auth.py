@@ -37,16 +37,16 @@ class BasicAuth:
         if not users:
             raise passwords.PasswordError("basic auth needs at least one user")
         for name, stored in users.items():
-            if not name or ":" in name:
-                raise passwords.PasswordError("user name {!r}: must be non-empty, without ':'".format(name))
+            if not name or ":" in name or not name.isprintable():
+                raise passwords.PasswordError("user name {!r}: must be non-empty, printable, without ':'".format(name))
             try:
                 passwords.check_hash(stored)
             except passwords.PasswordError as exc:
-                raise passwords.PasswordError("user {}: {}".format(name, exc)) from None
+                raise passwords.PasswordError("user {!r}: {}".format(name, exc)) from None
         self.users: Dict[str, str] = dict(users)
-        # checked for an unknown user, so that it takes as long as a known one: a hash of the same kind
-        # and cost as the first user's, of a password nobody knows
-        self._decoy = _decoy_like(next(iter(self.users.values())))
+        # checked for an unknown user, so that it takes as long as a known one: a hash of the kind and
+        # cost of the most costly user's, of a password nobody knows
+        self._decoy = _decoy_like(max(self.users.values(), key=passwords.cost))
         self._key = os.urandom(32)
         self._good: Set[bytes] = set()
         self._lock = threading.Lock()

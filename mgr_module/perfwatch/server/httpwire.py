@@ -124,3 +124,9 @@ def response_head(status: int, headers: Dict[str, str], server: str, now: Option
     lines.extend("{}: {}".format(name, value) for name, value in headers.items())
     lines.append("Connection: close")
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+
+
+def printable(text: str) -> str:
+    """`text` for a log line: control characters (newlines, escape sequences) as \\xNN, so that what a
+    client sends, or a process calls itself, stays one line and shows as what it is."""
+    return "".join(ch if ch.isprintable() else "\\x{:02x}".format(ord(ch)) if ord(ch) < 256 else "?" for ch in text)

@@ -9,8 +9,6 @@
 """
 
 import base64
-import ctypes
-import ctypes.util
 import hashlib
 import hmac
 import os
@@ -55,12 +53,17 @@ def _from_package() -> Optional[BcryptFn]:
 
 
 def _from_libcrypt() -> Optional[BcryptFn]:
-    name = ctypes.util.find_library("crypt")
-    if not name:
-        return None
+    # ctypes only here, when bcrypt is asked for: importing it makes a W+X mapping on old Pythons, which
+    # MemoryDenyWriteExecute= refuses
     try:
-        crypt = ctypes.CDLL(name).crypt
-    except (OSError, AttributeError):
+        import ctypes
+        import ctypes.util
+
+        name = ctypes.util.find_library("crypt")
+        crypt = ctypes.CDLL(name).crypt if name else None
+    except (ImportError, OSError, AttributeError, MemoryError):
+        return None
+    if crypt is None:
         return None
     crypt.restype = ctypes.c_char_p
     crypt.argtypes = [ctypes.c_char_p, ctypes.c_char_p]
@@ -93,6 +96,17 @@ def bcrypt_backend() -> Optional[BcryptFn]:
                     break
             _looked = True
         return _backend
+
+
+def cost(stored: str) -> float:
+    """About how long checking a password against `stored` takes, in cost-10-bcrypt units (ordering only)."""
+    if stored.startswith(BCRYPT_PREFIXES):
+        parts = stored.split("$")
+        return float(2 ** (int(parts[2]) - 10)) if len(parts) > 2 and parts[2].isdigit() else 0.0
+    if stored.startswith(PBKDF2_PREFIX):
+        head = stored[len(PBKDF2_PREFIX) :].split("$")[0]
+        return int(head) / 300000 if head.isdigit() else 0.0  # about 300,000 iterations per bcrypt-10 here
+    return 0.0
 
 
 def check_hash(stored: str) -> None:

@@ -46,7 +46,13 @@ class Security:
     def describe(self) -> str:
         tls, auth = self.tls(), self.auth()
         users = "basic auth ({} user{})".format(len(auth.users), "" if len(auth.users) == 1 else "s") if auth else ""
-        return "{}, {}".format("TLS" if tls is not None else "plain HTTP", users or "no auth")
+        scheme = "plain HTTP"
+        if tls is not None:
+            scheme = {
+                ssl.CERT_REQUIRED: "TLS with client certificates",
+                ssl.CERT_OPTIONAL: "TLS, client certificates if given",
+            }.get(tls.verify_mode, "TLS")
+        return "{}, {}".format(scheme, users or "no auth")
 
 
 class FixedSecurity(Security):

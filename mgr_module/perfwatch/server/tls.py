@@ -84,7 +84,11 @@ def _context(settings: TlsSettings, cert: str, key: str, ca: Optional[str]) -> s
         context.options |= ssl.OP_CIPHER_SERVER_PREFERENCE
     context.options |= getattr(ssl, "OP_NO_RENEGOTIATION", 0)
     try:
-        context.load_cert_chain(cert, key)
+        context.load_cert_chain(cert, key, password=_no_passphrase)  # never a prompt on the terminal
+    except TlsError:
+        raise TlsError(
+            "{}: an encrypted private key; store it without a passphrase".format(settings.key_file)
+        ) from None
     except (OSError, ssl.SSLError) as exc:
         raise TlsError(
             "certificate {} with key {}: {}".format(settings.cert_file, settings.key_file, _why(exc))
@@ -96,6 +100,11 @@ def _context(settings: TlsSettings, cert: str, key: str, ca: Optional[str]) -> s
         except (OSError, ssl.SSLError) as exc:
             raise TlsError("client_ca_file {}: {}".format(settings.client_ca_file, _why(exc))) from None
     return context
+
+
+def _no_passphrase() -> bytes:
+    """OpenSSL asks for an encrypted key's passphrase on the terminal and waits: say no at once."""
+    raise TlsError("encrypted key")
 
 
 def _open_regular(name: str, opened: List[int]) -> str:

@@ -86,7 +86,7 @@ class WorkerPool:
         peer = job.conn.peer[0] if isinstance(job.conn.peer, tuple) and job.conn.peer else ""
         why = auth.refusal(job.request.headers.get("authorization"), str(peer))
         if why is not None:
-            self.refused(why, "{} {} from {}".format(job.request.method, job.request.target, peer))
+            self.refused(why, httpwire.printable("{} {} from {}".format(job.request.method, job.request.target, peer)))
         return why
 
     def _next(self) -> Optional[Job]:
@@ -113,6 +113,6 @@ class WorkerPool:
                         accepts_gzip = httpwire.accepts_gzip(job.request.headers.get("accept-encoding"))
                         data = encode(self.app(job.request.target, accepts_gzip), head_only)
                 except Exception:  # a bug answers 500; the worker lives on
-                    self.log.exception("error answering %s", job.request.target)
+                    self.log.exception("error answering %s", httpwire.printable(job.request.target))
                     data = error(500, head_only)
             self.done(job, data)
