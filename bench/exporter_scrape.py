@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """The host exporter's scrape latency with fake daemons of a local user beside it: N processes of
-`nobody` called ceph-osd (a copy of python3 by that name, claiming osd.N, one with a FIFO for its config),
-as the trust issue's attack. Prints the latency of many scrapes (min, median, p99, max), the exporter's
-own collection time and refusal count, and its resident memory.
+`nobody` called ceph-osd (a copy of python3 by that name), each claiming osd.N of the cluster the exporter
+reports (--fsid) with a FIFO for its config, and one more without --fsid (the trust issue's exact
+command: an exporter that believes it reads the FIFO to find its cluster, and waits for good). Prints
+the latency of many scrapes (min, median, p99, max), the exporter's own collection time, how many
+daemons it reported (the fakes it believed) and refused, and its resident memory.
 
     sudo python3 bench/exporter_scrape.py [--fakes 200] [--scrapes 500] [--exporter-tree DIR]
 
@@ -36,7 +38,7 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def start_fakes(folder: Path, count: int) -> list[subprocess.Popen[bytes]]:
+def start_fakes(folder: Path, count: int, blocker: bool) -> list[subprocess.Popen[bytes]]:
     binary = folder / "ceph-osd"
     shutil.copy2(Path("/usr/bin/python3").resolve(), binary)
     fifo = folder / "fifo"
@@ -46,6 +48,9 @@ def start_fakes(folder: Path, count: int) -> list[subprocess.Popen[bytes]]:
     procs = []
     for n in range(count):
         argv = ["ceph-osd", "-c", sleeper, "--conf", str(fifo), "--fsid", FSID, "--id", str(n)]
+        procs.append(subprocess.Popen(argv, executable=str(binary), user=NOBODY, group=NOBODY))
+    if blocker:
+        argv = ["ceph-osd", "-c", sleeper, "--conf", str(fifo), "--id", "99"]  # no --fsid: its config is read
         procs.append(subprocess.Popen(argv, executable=str(binary), user=NOBODY, group=NOBODY))
     return procs
 
@@ -74,13 +79,14 @@ def main() -> int:
     parser.add_argument("--fakes", type=int, default=200)
     parser.add_argument("--scrapes", type=int, default=500)
     parser.add_argument("--exporter-tree", type=Path, default=REPO)
+    parser.add_argument("--no-blocker", action="store_true", help="leave out the fake without --fsid")
     args = parser.parse_args()
     if os.geteuid() != 0:
         print("run as root: it starts processes as nobody", file=sys.stderr)
         return 2
     folder = Path(tempfile.mkdtemp(prefix="pwbench-"))
     folder.chmod(0o755)
-    fakes = start_fakes(folder, args.fakes)
+    fakes = start_fakes(folder, args.fakes, not args.no_blocker)
     port = free_port()
     tree = args.exporter_tree.resolve()
     env = dict(os.environ, PYTHONPATH=f"{tree / 'exporters'}:{tree / 'mgr_module'}")
@@ -103,7 +109,7 @@ def main() -> int:
             except OSError:
                 pass
             if time.monotonic() > deadline:
-                print("the exporter did not answer within 60 s (a fake blocks it?)", file=sys.stderr)
+                print(f"exporter {tree}: {len(fakes)} fake daemons of nobody: /metrics did not answer within 60 s")
                 return 1
             time.sleep(0.2)
         times = []
@@ -119,11 +125,13 @@ def main() -> int:
             text,
             'ceph_perfwatch_exporter_refused_total{hostname="' + socket.gethostname() + '",reason="untrusted_process"}',
         )
-        print(f"exporter {tree}: {args.fakes} fake daemons of nobody, {args.scrapes} scrapes")
+        print(f"exporter {tree}: {len(fakes)} fake daemons of nobody, {args.scrapes} scrapes")
         median = statistics.median(times)
         print(f"  scrape latency ms: min {times[0]:.2f}, median {median:.2f}, p99 {p99:.2f}, max {times[-1]:.2f}")
         rss = rss_mb(exporter.pid)
-        print(f"  collection duration s: {duration}; untrusted_process refused: {refused}; RSS {rss:.1f} MB")
+        daemons = value(text, "ceph_perfwatch_exporter_daemons")
+        print(f"  collection duration s: {duration}; daemons reported {daemons}; untrusted_process refused {refused}")
+        print(f"  RSS {rss:.1f} MB")
         return 0
     finally:
         exporter.terminate()
