@@ -1,4 +1,5 @@
-"""A lab with TLS, client certificates and basic auth on perfwatch's endpoints (`up --secure`): the lab's real
+"""A lab with TLS, client certificates and basic auth on perfwatch's endpoints (`up --secure`), of each
+release (the module's TLS runs on that release's Python and OpenSSL): the lab's real
 Prometheus scrapes the active mgr's module and every host exporter over https with its client certificate
 and password, and the wrong clients an operator meets are refused, clearly and counted: a wrong password,
 no password, no client certificate, plain HTTP to the TLS port."""
@@ -17,9 +18,10 @@ import pytest
 from lab import security
 from lab.cluster import Lab
 
+from .conftest import RELEASE
 from .labutil import side_lab, wait_until
 
-pytestmark = pytest.mark.own_lab
+pytestmark = [pytest.mark.own_lab, pytest.mark.every_release]  # the module's TLS runs on each release's Python
 JOBS = ("perfwatch", "perfwatch-host")
 
 
@@ -49,7 +51,7 @@ def refused(body: bytes, family: str) -> dict[str, float]:
 
 
 def test_a_secure_lab_is_scraped_over_tls_with_auth_and_wrong_clients_are_refused() -> None:
-    with side_lab("pwsec", "--secure") as (directory, _):
+    with side_lab("pwsec", "--secure", "--release", RELEASE) as (directory, _):
         handle = Lab.open(directory)
         tls = handle.catalogue.tls
         assert tls is not None
