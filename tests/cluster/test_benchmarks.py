@@ -327,8 +327,10 @@ def test_rgw_s3_probe_measures_put_and_list_and_never_shows_the_secret(bench: La
         shown += [p.read_text(errors="replace") for p in (bench.dir / "log").glob("ceph-mgr.*.log")]
         assert not [text[:80] for text in shown if secret in text], "the secret key leaked"
     finally:  # the endpoint first: a probe between the two would find an endpoint without keys
-        bench.ceph("config", "rm", "mgr", "mgr/perfwatch/rgw_s3_endpoint", as_json=False)
+        # set empty, then removed: the mgr tells modules of `config set`, not of `config rm`
+        bench.ceph("config", "set", "mgr", "mgr/perfwatch/rgw_s3_endpoint", "", as_json=False)
         wait_until(lambda: bench.ceph("perfwatch", "status")["options"]["rgw_s3_endpoint"] == "", 30, "endpoint gone")
+        bench.ceph("config", "rm", "mgr", "mgr/perfwatch/rgw_s3_endpoint", as_json=False)
         bench.ceph("perfwatch", "clear-s3-credentials", as_json=False)
         assert bench.ceph("perfwatch", "status")["options"]["rgw_s3_secret_key"] == "<not set>"
 
