@@ -45,21 +45,63 @@ def _pct(x: float) -> str:
     return f"{x * 100:g} %"
 
 
+# A saturated device makes its OSDs' benchmarks slow and their RocksDB stall: symptoms of the device's
+# alert (PerfwatchDeviceSaturated, which names them), not second problems. That alert is per device and
+# has no ceph_daemon label for an Alertmanager inhibition to match, so these alerts leave such OSDs out.
+UNLESS_MEDIA_SATURATED = (
+    'unless on (cluster, ceph_daemon)\n(osd:ceph_perfwatch_saturation:verdict{resource="media"} == 1)'
+)
+DEVICE_LABELS = "$labels.cluster $labels.hostname $labels.device"
+
+
+def _on_device(record: str, around: str = "{}") -> str:
+    """A template query for one recorded series of the alert's device (placed in `around`)."""
+    series = around.format(record + "{cluster=%q, hostname=%q, device=%q}")
+    return f'query (printf "{series}" {DEVICE_LABELS})'
+
+
+def _device_figure(record: str) -> str:
+    """The device's value of a recorded series, as a duration ("none" where it has none)."""
+    return "{{ with " + _on_device(record) + " }}{{ . | first | value | humanizeDuration }}{{ else }}none{{ end }}"
+
+
+def _osds_on_device(each: str, around: str = "{}") -> str:
+    """The OSDs on the alert's device, comma-separated, each rendered by `each` (a template of `.Labels`)."""
+    rows = _on_device("osd_device:ceph_perfwatch_osd_device:info", around)
+    return (
+        "{{ range $i, $s := " + rows + ' | sortByLabel "ceph_daemon" }}{{ if $i }}, {{ end }}'
+        "{{ with $s }}" + each + "{{ end }}{{ end }}"
+    )
+
+
 def saturation_alerts(p: Profile) -> list[Alert]:
     return [
         Alert(
-            "PerfwatchOSDMediaSaturated",
-            "osd_device:ceph_perfwatch_media_busy:ratio\n"
-            "and on (cluster, hostname, ceph_daemon, device, role)\n"
-            "(osd_device:ceph_perfwatch_media_saturated:bool == 1)",
+            "PerfwatchDeviceSaturated",
+            # group_right: the alert takes the verdict's labels (the device's kind) and the busy fraction as
+            # its value; one alert per device, however many OSDs it holds
+            "host_device:node_disk_busy:ratio\n"
+            "* on (cluster, hostname, device) group_right ()\n"
+            "(host_device:ceph_perfwatch_media_saturated:bool == 1)",
             p.media_for,
             "warning",
-            "{{ $labels.ceph_daemon }} on {{ $labels.hostname }} is held back by its device {{ $labels.device }}",
-            "Device {{ $labels.device }} ({{ $labels.role }}) of {{ $labels.ceph_daemon }} on host "
-            "{{ $labels.hostname }} is {{ $value | humanizePercentage }} busy with "
-            f"{p.media_queue_depth:g} or more requests queued on average, and slow: the OSD's BlueStore commits "
-            f"take {p.media_commit_latency_seconds * 1000:g} ms or more, or the device's I/Os "
-            f"{p.media_await_seconds * 1000:g} ms or more (await). The media is saturated.",
+            "Device {{ $labels.device }} ({{ $labels.kind }}) on {{ $labels.hostname }} holds back "
+            + _osds_on_device("{{ .Labels.ceph_daemon }}", "max by (ceph_daemon) ({})"),
+            "Device {{ $labels.device }} ({{ $labels.kind }}) of host {{ $labels.hostname }} is "
+            "{{ $value | humanizePercentage }} busy with "
+            f"{p.media_queue_depth:g} or more requests queued on average, and slow for its kind: its I/Os take "
+            + _device_figure("host_device:node_disk_await:seconds")
+            + " (await; limit "
+            + _device_figure("host_device:ceph_perfwatch_media_await_limit:seconds")
+            + ")"
+            + "{{ with "
+            + _on_device("host_device:ceph_perfwatch_media_commit_latency:seconds")
+            + " }}; the BlueStore commits of the OSDs whose RocksDB WAL it holds take "
+            "{{ . | first | value | humanizeDuration }} (limit "
+            + _device_figure("host_device:ceph_perfwatch_media_commit_limit:seconds")
+            + "){{ end }}. It holds back "
+            + _osds_on_device("{{ .Labels.ceph_daemon }} ({{ .Labels.role }})")
+            + ". The media is saturated.",
             (("resource", "media"),),
         ),
         Alert(
@@ -107,7 +149,7 @@ def store_alerts(p: Profile) -> list[Alert]:
         ),
         Alert(
             "PerfwatchRocksDBWriteStalls",
-            f"osd:ceph_perfwatch_rocksdb_write_stall:ratio >= {p.write_stall_ratio:g}",
+            f"osd:ceph_perfwatch_rocksdb_write_stall:ratio >= {p.write_stall_ratio:g}\n" + UNLESS_MEDIA_SATURATED,
             p.write_stall_for,
             "warning",
             "RocksDB is stalling writes on {{ $labels.ceph_daemon }}",
@@ -151,7 +193,7 @@ def bench_alerts(p: Profile) -> list[Alert]:
         ),
         Alert(
             "PerfwatchBenchmarkRegression",
-            "cluster:ceph_perfwatch_bench_regression:bool == 1",
+            "cluster:ceph_perfwatch_bench_regression:bool == 1\n" + UNLESS_MEDIA_SATURATED,
             p.regression_for,
             "warning",
             "perfwatch's {{ $labels.kind }} benchmark regressed ({{ $labels.metric }} {{ $labels.ceph_daemon }})",

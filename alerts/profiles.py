@@ -39,8 +39,12 @@ class Profile:
     ceph_selector: str = 'job=~"ceph|ceph-exporter"'
     # Devices under an OSD that the media verdict judges: not a loop file's backing disk, which holds the
     # host's other files and every other loop-backed OSD too; the loop device itself is what the OSD
-    # queues on. (A dm device and the disks beneath it are both judged: each names itself.)
+    # queues on.
     media_device_selector: str = 'via!="loop"'
+    # ... nor a device-mapper or md device (an LVM volume, dm-crypt, a RAID): it is judged through the
+    # disks beneath it, which the exporter reports too (via="dm"/"md"). They are what queues, and
+    # several volumes share one (ceph-volume's `--osds-per-device`), so the verdict names the disk once.
+    stacked_device_selector: str = 'transport=~"dm|md"'
     # Interfaces the network verdict judges: not loopback nor virtual bridges' internals.
     nic_selector: str = 'device!~"lo|docker.*|cni.*|virbr.*|veth.*"'
     # The 4 KiB write IOPS result of the osd benchmark: the media's measured small-write capability.
@@ -55,22 +59,40 @@ class Profile:
     rate_window: str = "5m"
     evaluation_interval: str = "1m"
 
-    # ----- media: the OSD's device busy *and* queued *and* the OSD's own commits slowed ---------------
+    # ----- media: a device busy *and* queued *and* slow for its kind --------------------------------
+    # The exporter's ceph_perfwatch_device_info says each device's kind (hdd, ssd, nvme, unknown: see
+    # exporters/perfwatch_host_exporter/device_kind.py). "Slow" is judged for that kind: flash saturates at
+    # latencies far below a disk's healthy ones. `unknown` (a virtio, loop or dm device that says it
+    # rotates, the kernel's default there) is judged as hdd: the conservative side, never a false verdict
+    # for a flash device taken for a disk.
     # Busy fraction (io_time rate) of the device. Alone it is not saturation (multi-queue NVMe reads
     # 100 % long before it is full), so two more conditions must hold.
     media_busy_ratio: float = 0.9
     # Average requests in flight (weighted io_time rate). node-mixin's NodeDiskIOSaturation uses 10 for
-    # 30 m on any disk; an OSD's device with 4+ waiting while it is 90 % busy is queueing, and the latency
-    # condition below keeps a deep but fast NVMe queue from firing.
+    # 30 m on any disk; a device with 4+ waiting while it is 90 % busy is queueing, and the latency
+    # conditions below keep a deep but fast flash queue from firing.
     media_queue_depth: float = 4.0
-    # The OSD's RocksDB synchronous submit (its BlueStore kv commit) latency, mean over the window. Healthy
-    # flash commits in about 1 ms and HDD with its WAL on the same disk in about 10 ms; the media-bound
-    # campaigns saw tail latency multiply when the WAL device queued. 50 ms is beyond both healthy figures.
-    media_commit_latency_seconds: float = 0.05
-    # ... or the device's own await (seconds per I/O, iostat's await), for a data device whose RocksDB/WAL
-    # lives on another, faster one: its commits stay fast while it drowns. A healthy HDD serves in 5-15 ms
-    # even with a few queued; 50 ms per I/O is a queue waiting several service times.
-    media_await_seconds: float = 0.05
+    # The device's own await (seconds per I/O, iostat's await, reads and writes together) for its kind:
+    # - hdd: a 7.2k disk serves in 5-15 ms even with a few queued (seek plus half a rotation is about
+    #   8 ms); 50 ms per I/O is a queue waiting several service times.
+    media_await_hdd_seconds: float = 0.05
+    # - ssd (SATA/SAS): unloaded 4 KiB I/O takes 0.05-0.2 ms; 10 ms is 50 or more service times queued
+    #   (a SATA SSD at its IOPS limit with 32 in flight waits a few ms at most).
+    media_await_ssd_seconds: float = 0.01
+    # - nvme: unloaded service time is tens to hundreds of microseconds (FIELD_NOTES, "The hardware of the
+    #   campaigns"); 2 ms is tens of service times queued, or a 1 MiB stream at its bandwidth limit (about
+    #   0.4 ms per MiB at 2.5 GB/s, 4+ deep) -- the campaigns' 1 MiB random writes, media-bound.
+    media_await_nvme_seconds: float = 0.002
+    # The BlueStore kv commit (RocksDB synchronous submit) latency, mean over the window, of the OSDs whose
+    # RocksDB WAL is on the device (its block.wal, else block.db, else block), for the device's kind. Slow
+    # commits implicate that device, not the OSD's other ones.
+    # - hdd: with its WAL on the same disk an OSD commits in about 10 ms; 50 ms is beyond healthy.
+    media_commit_hdd_seconds: float = 0.05
+    # - ssd: about 1 ms on a datacenter SSD, 2-10 ms on one without power-loss protection (every commit
+    #   waits for a cache flush): 20 ms is beyond both.
+    media_commit_ssd_seconds: float = 0.02
+    # - nvme: healthy flash commits in about 1 ms (0.1-0.5 ms on Optane); 5 ms is several times that.
+    media_commit_nvme_seconds: float = 0.005
     media_for: str = "10m"
 
     # ----- CPU: at the cgroup limit and throttled, or the host out of CPU ----------------------------
@@ -148,9 +170,6 @@ LAB = dataclasses.replace(
     rate_window="30s",  # 6 scrapes at 5 s, 3 collections at 10 s
     evaluation_interval="5s",
     media_for="30s",
-    # The lab's loop devices sit on one virtual disk: an unthrottled OSD's loop device reaches about
-    # 1 ms commits even under load, a throttled one hundreds of ms.
-    media_commit_latency_seconds=0.05,
     cpu_for="30s",
     # An OSD held to 0.2 cores on the lab's two shared cores gets 80-99 % of its quota, depending on what
     # else runs at that moment; throttling (the periods ratio) is what shows it wants more.
@@ -177,6 +196,15 @@ LAB = dataclasses.replace(
 )
 
 PROFILES = {p.name: p for p in (PRODUCTION, LAB)}
+
+# The kinds of device_info, and the kind whose limits each is judged by.
+MEDIA_KINDS = {"hdd": "hdd", "unknown": "hdd", "ssd": "ssd", "nvme": "nvme"}
+
+
+def media_limits(p: Profile, kind: str) -> tuple[float, float]:
+    """(await, commit) seconds from which a device of `kind` is slow."""
+    judged = MEDIA_KINDS[kind]
+    return getattr(p, f"media_await_{judged}_seconds"), getattr(p, f"media_commit_{judged}_seconds")
 
 
 def differing_fields(a: Profile, b: Profile) -> dict[str, tuple[object, object]]:

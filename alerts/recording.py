@@ -24,7 +24,6 @@ from .promql import (
     HOST,
     HOST_DEVICE,
     OSD,
-    OSD_DEVICE,
     OSD_HOST,
     OSD_ONLY,
     Rule,
@@ -37,6 +36,7 @@ from .promql import (
 )
 from .recording_dashboards import dashboard_rules
 from .recording_inputs import health_rules
+from .recording_media import media_osd_rules, media_signal_rules, media_verdict_rules
 from .recording_store import store_rules
 
 
@@ -70,11 +70,7 @@ def signal_rules(p: Profile) -> list[Rule]:
     }
     periods = by(OSD_HOST, "sum", rate(sel("ceph_perfwatch_daemon_cgroup_cpu_periods_total", exp, OSD_ONLY), w))
     return [
-        # which OSD sits on which device (the devices the media verdict judges), and on which host
-        rule(
-            "osd_device:ceph_perfwatch_osd_device:info",
-            by(OSD_DEVICE, "max", sel("ceph_perfwatch_osd_device_info", exp, p.media_device_selector)),
-        ),
+        *media_signal_rules(p),
         rule("osd:ceph_perfwatch_osd:info", by(OSD_HOST, "max", sel("ceph_perfwatch_osd_device_info", exp))),
         # media: busy fraction and average requests in flight of every device of every host
         rule(
@@ -132,6 +128,7 @@ def osd_rules(p: Profile) -> list[Rule]:
     """The host signals joined to the OSDs that use them, and the OSD's latency against its baseline."""
     mod = p.module_selector
     return [
+        *media_osd_rules(p),
         rule(
             "osd_device:ceph_perfwatch_media_busy:ratio",
             "osd_device:ceph_perfwatch_osd_device:info\n* on (cluster, hostname, device) group_left ()\n"
@@ -169,7 +166,7 @@ def osd_rules(p: Profile) -> list[Rule]:
 
 
 def verdict_rules(p: Profile) -> list[Rule]:
-    """0/1 per OSD device, OSD and NIC, and one verdict series per (cluster, host, OSD, resource)."""
+    """0/1 per device, OSD device, OSD and NIC, and one verdict series per (cluster, host, OSD, resource)."""
     host_cpu = (
         f"(host:node_cpu_busy:ratio >= bool {p.host_cpu_busy_ratio})\n* on (cluster, hostname)\n"
         f"(host:node_load1_per_core:ratio >= bool {p.host_load_per_core})"
@@ -190,31 +187,7 @@ def verdict_rules(p: Profile) -> list[Rule]:
     )
     per_osd = "max by (cluster, hostname, ceph_daemon) ({})"
     return [
-        # media: busy AND queued AND slow: the OSD's own commits, or the device's own await (an HDD `block`
-        # whose RocksDB/WAL lives on flash commits fast while its data device drowns). Busy alone is not
-        # saturation.
-        rule(
-            "osd_device:ceph_perfwatch_media_slow:bool",
-            f"max by ({OSD_DEVICE}) (\n"
-            + with_label(
-                "osd_device:ceph_perfwatch_osd_device:info * 0\n+ on (cluster, ceph_daemon) group_left ()\n"
-                f"(osd:ceph_perfwatch_commit_latency:seconds >= bool {p.media_commit_latency_seconds})",
-                "slow",
-                "commit",
-            )
-            + "\nor\n"
-            + with_label(
-                f"osd_device:ceph_perfwatch_media_await:seconds >= bool {p.media_await_seconds}", "slow", "await"
-            )
-            + "\n)",
-        ),
-        rule(
-            "osd_device:ceph_perfwatch_media_saturated:bool",
-            f"(osd_device:ceph_perfwatch_media_busy:ratio >= bool {p.media_busy_ratio})\n"
-            f"* on ({OSD_DEVICE})\n"
-            f"(osd_device:ceph_perfwatch_media_queue:avg >= bool {p.media_queue_depth})\n"
-            f"* on ({OSD_DEVICE})\nosd_device:ceph_perfwatch_media_slow:bool",
-        ),
+        *media_verdict_rules(p),
         # CPU: at its cgroup limit and throttled; or, without a limit, its host busy with work waiting
         rule("osd:ceph_perfwatch_cpu_saturated:bool", f"{at_limit}\nor\n{host_out}"),
         # network: a NIC at its capacity in one direction

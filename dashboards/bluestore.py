@@ -139,13 +139,13 @@ def rocksdb() -> Row:
             ),
             graph(
                 "Commit latency",
-                "Mean RocksDB synchronous submit (BlueStore kv commit) latency. Above the dashed line "
-                f"({limit('media_commit_latency_seconds') * 1000:g} ms) the DB/WAL device is slow or saturated "
-                "(a faster WAL device cut tail latency by half or more in the campaigns).",
+                "Mean RocksDB synchronous submit (BlueStore kv commit) latency. Above the media verdict's limit "
+                "for the kind of the device holding the OSD's WAL (HDD, SSD, NVMe: the OSD detail dashboard "
+                "draws it) that device is slow or saturated (a faster WAL device cut tail latency by half or "
+                "more in the campaigns).",
                 "s",
                 [q("osd:ceph_perfwatch_commit_latency:seconds", *WHERE, legend=PER_OSD)],
-                steps=over("media_commit_latency_seconds"),
-                links=[runbook("PerfwatchOSDMediaSaturated")],
+                links=[runbook("PerfwatchDeviceSaturated")],
                 width=6,
             ),
             graph(

@@ -26,7 +26,7 @@ from .common import (
 )
 
 NAME = "bottlenecks"
-MEDIA, CPU, NETWORK = "PerfwatchOSDMediaSaturated", "PerfwatchOSDCPUSaturated", "PerfwatchHostNetworkSaturated"
+MEDIA, CPU, NETWORK = "PerfwatchDeviceSaturated", "PerfwatchOSDCPUSaturated", "PerfwatchHostNetworkSaturated"
 OSD_DETAIL = to_dashboard("osd-detail", "OSD detail", "${host:queryparam}")
 
 
@@ -48,7 +48,7 @@ def verdicts() -> Row:
             states(
                 "Verdict per host and resource",
                 "One line per host and resource: red while at least one OSD of the host is saturated on that "
-                "resource (media: a device busy and queued with slow commits; CPU: at its limit and throttled, or "
+                "resource (media: a device busy and queued and slow for its kind; CPU: at its limit and throttled, or "
                 "the host out of CPU; network: a NIC at capacity). Read it left to right to see when it began and "
                 "whether it moves between hosts.",
                 [
@@ -162,6 +162,24 @@ def saturation() -> Row:
     )
 
 
+def held_back() -> Row:
+    devices = listing(
+        "Devices and the OSDs they hold",
+        "One row per OSD and device: the host, the device and its kind (hdd, ssd, nvme; unknown is judged as "
+        "hdd), the OSD and what the device is to it (block, db, wal), and the device's media verdict (1: "
+        "saturated), saturated devices first. A shared DB/WAL device lists every OSD whose RocksDB it holds; "
+        "an NVMe split into several OSDs lists each: one alert (PerfwatchDeviceSaturated) per device names them "
+        "all.",
+        "none",
+        q("osd_device:ceph_perfwatch_device_verdict:bool", CLUSTER, HOSTS),
+        top=50,
+        links=[runbook(MEDIA)],
+        width=24,
+        height=8,
+    )
+    return Row("Devices: which OSDs each holds, and whether it holds them back", [devices])
+
+
 def offenders() -> Row:
     most = listing(
         "Most utilised OSDs",
@@ -256,5 +274,5 @@ def build() -> dm.Dashboard:
         "perfwatch / Bottlenecks",
         "Which resource (media, CPU, network) holds the cluster back, per host and OSD, beside the client I/O.",
         [host_variable()],
-        [verdicts(), utilisation(), saturation(), offenders(), client()],
+        [verdicts(), held_back(), utilisation(), saturation(), offenders(), client()],
     )

@@ -26,7 +26,7 @@ from .common import (
 )
 
 NAME = "osd-detail"
-MEDIA, CPU, NETWORK = "PerfwatchOSDMediaSaturated", "PerfwatchOSDCPUSaturated", "PerfwatchHostNetworkSaturated"
+MEDIA, CPU, NETWORK = "PerfwatchDeviceSaturated", "PerfwatchOSDCPUSaturated", "PerfwatchHostNetworkSaturated"
 DEVICE = "{{device}} ({{role}})"
 NIC = "host_nic:ceph_perfwatch_network_utilisation:ratio"
 
@@ -95,21 +95,27 @@ def media() -> Row:
             ),
             graph(
                 "Device await",
-                "Mean time a request spent queued and served on each device (like iostat's await). Flash serves a "
-                "small request in well under a millisecond, a disk in several; far above that with a deep queue, "
-                "the device is saturated.",
+                "Mean time a request spent queued and served on each device (like iostat's await), and the limit "
+                "for the device's kind (dashed: HDD, SSD and NVMe differ). Flash serves a small request in well "
+                "under a millisecond, a disk in several; above its limit with a busy, deep queue, the device is "
+                "saturated.",
                 "s",
-                [q("osd_device:ceph_perfwatch_media_await:seconds", *where, legend=DEVICE)],
+                [
+                    q("osd_device:ceph_perfwatch_media_await:seconds", *where, legend=DEVICE),
+                    q("osd_device:ceph_perfwatch_media_await_limit:seconds", *where, legend=DEVICE + " limit"),
+                ],
                 width=6,
             ),
             graph(
                 "BlueStore commit latency",
-                "Mean RocksDB synchronous submit (the OSD's kv commit) latency. Above the dashed line "
-                f"({limit('media_commit_latency_seconds') * 1000:g} ms) with a busy, queued device, the media "
-                "verdict holds: the OSD's own writes wait on it.",
+                "Mean RocksDB synchronous submit (the OSD's kv commit) latency, and the limit for the kind of the "
+                "device holding its RocksDB WAL (block.wal, else block.db, else block). Above it with that device "
+                "busy and queued, the media verdict names that device: the OSD's own writes wait on it.",
                 "s",
-                [q("osd:ceph_perfwatch_commit_latency:seconds", *where, legend="commit")],
-                steps=over("media_commit_latency_seconds"),
+                [
+                    q("osd:ceph_perfwatch_commit_latency:seconds", *where, legend="commit"),
+                    q("osd:ceph_perfwatch_commit_limit:seconds", *where, legend="limit"),
+                ],
                 links=[runbook(MEDIA)],
                 width=6,
             ),

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from . import cephcli, cephconf, keyring, loopdev, monitoring, prereq
+from . import cephcli, cephconf, keyring, monitoring, osd_devices, prereq
 from .config import REPO_ROOT, LabConfig, LabError
 from .daemons import Catalogue
 from .state import LabState
@@ -23,11 +23,6 @@ SUBDIRECTORIES = ("run", "log", "crash", "mon", "mgr", "osd", "rgw", "devices")
 def osd_data(directory: Path, osd_id: int | str) -> Path:
     """An OSD's data folder; its `block` is the device (or file) it stores on."""
     return directory / "osd" / f"ceph-{osd_id}"
-
-
-def osd_image(directory: Path, osd_id: int | str) -> Path:
-    """The sparse file under an OSD's loop device (--backing loop)."""
-    return directory / "devices" / f"osd.{osd_id}.img"
 
 
 def run(argv: list[str], timeout: float = 120) -> None:
@@ -151,17 +146,11 @@ def mkfs_mon(config: LabConfig, topo: Topology, fsid: str) -> None:
 def mkfs_osds(config: LabConfig, topo: Topology, state: LabState, save: Callable[[], None]) -> dict[int, str]:
     """Each OSD's store (its loop device recorded in `state` as soon as it exists); the OSD uuids, by id."""
     uuids = {o.id: str(uuid.uuid4()) for o in topo.osds}
+    devices = osd_devices.attach_all(config, topo, state, save)  # none with --backing file
     for osd in topo.osds:
         data = osd_data(config.directory, osd.id)
         data.mkdir(parents=True, exist_ok=True)
-        if config.osd_backing == "loop":
-            image = osd_image(config.directory, osd.id)
-            with open(image, "wb") as fh:
-                fh.truncate(config.osd_size_bytes)
-            dev = loopdev.attach(image)
-            state.loops[str(osd.id)] = dev
-            save()
-            (data / "block").symlink_to(dev)
+        osd_devices.link(data, devices.get(osd.id, {}))
 
     def mkfs(osd_id: int) -> None:
         run(

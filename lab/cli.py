@@ -9,9 +9,18 @@ import signal
 import sys
 from pathlib import Path
 
-from . import bootstrap, knobs, load, mountns, releases, rootfs
+from . import bootstrap, knobs, load, mountns, osd_devices, releases, rootfs
 from .cluster import Lab, LabAlreadyRunning
-from .config import MODULE_SOURCES, LabConfig, LabError, load_config, resolve_directory
+from .config import (
+    DB_DEVICES,
+    MAX_OSDS_PER_DEVICE,
+    MEDIA,
+    MODULE_SOURCES,
+    LabConfig,
+    LabError,
+    load_config,
+    resolve_directory,
+)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -45,6 +54,28 @@ def _parser() -> argparse.ArgumentParser:
         help="loop: BlueStore on a loop device over a file (visible in /proc/diskstats); "
         "file: BlueStore on the file itself",
     )
+    up.add_argument(
+        "--media",
+        choices=MEDIA,
+        default=defaults.media,
+        help="disk: the OSD devices say they rotate (the kernel's default for loop devices); flash: they say "
+        "they do not (queue/rotational 0), so BlueStore and the host exporter take them for SSDs",
+    )
+    up.add_argument(
+        "--osds-per-device",
+        type=int,
+        default=defaults.osds_per_device,
+        help=f"OSDs of a host sharing one device, one partition each (1 to {MAX_OSDS_PER_DEVICE}; the campaigns "
+        "split each NVMe into two or four OSDs)",
+    )
+    up.add_argument(
+        "--db-device",
+        choices=DB_DEVICES,
+        default=defaults.db_device,
+        help="shared: every OSD of a host keeps its RocksDB/WAL (block.db) on a partition of one more device of "
+        "the host, as the campaigns' nodes did on one NVMe or Optane device",
+    )
+    up.add_argument("--db-size", type=float, default=defaults.db_size_gib, help="GiB of each OSD's block.db")
     up.add_argument("--name", default=defaults.name, help="lab name: prefix of its namespaces and links")
     up.add_argument("--mon-port", type=int, default=defaults.mon_port)
     up.add_argument("--rgw-port", type=int, default=defaults.rgw_port)
@@ -143,7 +174,15 @@ def _parser() -> argparse.ArgumentParser:
     media = knob.add_parser(
         "media", help="limit the disk under an OSD's loop device: the device shows busy, its queue grows"
     )
-    media.add_argument("--osd", type=int, required=True)
+    which_media = media.add_mutually_exclusive_group(required=True)
+    which_media.add_argument("--osd", type=int, action="append", help="an OSD id (repeatable)")
+    which_media.add_argument("--host", help="every OSD of this host (index, h2, host2 or its CRUSH name)")
+    media.add_argument(
+        "--device",
+        choices=tuple(osd_devices.ROLE_LINKS),
+        default="block",
+        help="which of the OSDs' devices: block (default) or db (the shared DB device of --db-device shared)",
+    )
     media.add_argument("--iops", type=int, default=300, help="read and write IOPS the OSD gets (default 300)")
     media.add_argument(
         "--mbps",
@@ -233,6 +272,10 @@ def main(argv: list[str] | None = None) -> int:
                 osds=args.osds,
                 osd_size_gib=args.osd_size,
                 osd_backing=args.backing,
+                media=args.media,
+                osds_per_device=args.osds_per_device,
+                db_device=args.db_device,
+                db_size_gib=args.db_size,
                 mon_port=args.mon_port,
                 rgw_port=args.rgw_port,
                 module_port=args.module_port,
@@ -326,22 +369,29 @@ def main(argv: list[str] | None = None) -> int:
     return 2
 
 
+def _osds_of(lab: Lab, args: argparse.Namespace) -> list[int]:
+    """The OSDs a knob names: --osd (repeatable) or every OSD of --host; each must exist."""
+    if args.host is not None:
+        try:
+            osds = lab.topo.osds_on(lab.topo.host_named(args.host))
+        except KeyError as exc:
+            raise LabError(str(exc.args[0])) from exc
+    else:
+        osds = list(dict.fromkeys(args.osd))
+    for osd in osds:
+        lab.check_osd(osd)
+    return osds
+
+
 def _saturate(lab: Lab, args: argparse.Namespace) -> int:
     if args.knob == "cpu":
-        if args.host is not None:
-            try:
-                osds = lab.topo.osds_on(lab.topo.host_named(args.host))
-            except KeyError as exc:
-                raise LabError(str(exc.args[0])) from exc
-        else:
-            osds = args.osd
-        for osd in osds:
-            lab.check_osd(osd)
-        made = knobs.saturate_cpu(lab.state, lab.save_state, lab.config.name, osds, args.cores)
+        made = knobs.saturate_cpu(lab.state, lab.save_state, lab.config.name, _osds_of(lab, args), args.cores)
     elif args.knob == "media":
-        lab.check_osd(args.osd)
-        block = bootstrap.osd_data(lab.dir, args.osd) / "block"
-        made = [knobs.saturate_media(lab.state, lab.save_state, lab.config.name, args.osd, block, args.iops, args.mbps)]
+        link = osd_devices.ROLE_LINKS[args.device]
+        targets = {osd: bootstrap.osd_data(lab.dir, osd) / link for osd in _osds_of(lab, args)}
+        made = knobs.saturate_media(
+            lab.state, lab.save_state, lab.config.name, targets, args.iops, args.mbps, role=args.device
+        )
     else:
         made = [knobs.saturate_network(lab.state, lab.save_state, lab.topo, args.host, args.rate)]
     for knob in made:

@@ -27,11 +27,11 @@ from . import (
     cgroups,
     claims,
     knobs,
-    loopdev,
     mgrmodules,
     monitoring,
     mountns,
     net,
+    osd_devices,
     prereq,
     probes,
     procs,
@@ -408,8 +408,7 @@ class Lab:
         for group in cgroups.existing(f"{self.config.name}-osd."):  # a knob whose record was lost
             if group.name not in recorded:
                 problems += cgroups.remove(_controller_of(group), group.name)
-        for osd_id, dev in self.state.loops.items():
-            problems += loopdev.detach(dev, bootstrap.osd_image(self.dir, osd_id))
+        problems += osd_devices.detach_all(self.dir, self.state)
         problems += net.destroy(self.state)
         if not problems and (self.dir / CONFIG_FILE).exists():
             shutil.rmtree(self.dir)

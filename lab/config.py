@@ -14,6 +14,9 @@ CONFIG_FILE = "lab.json"
 GIB = 1024**3
 
 MODULE_SOURCES = ("checkout", "rootfs")
+MEDIA = ("disk", "flash")  # --media: what the OSD devices say they are (queue/rotational 1 or 0)
+DB_DEVICES = ("none", "shared")  # --db-device: RocksDB/WAL on the data device, or on one device per host
+MAX_OSDS_PER_DEVICE = 4  # the campaigns' MySQL nodes split each NVMe into four OSDs
 
 # Linux interface names are at most 15 characters; ours are "<name>-h<N>" and "<name>-br".
 _NAME_RE = re.compile(r"^[a-z][a-z0-9]{0,7}$")
@@ -31,6 +34,11 @@ class LabConfig:
     osds: int = 3
     osd_size_gib: float = 3.0  # sparse: costs only what is written
     osd_backing: str = "loop"  # "loop": a loop device over a sparse file; "file": BlueStore on the file
+    # The devices of the campaigns' hardware (layout.py): flash, several OSDs per device, a DB device per host
+    media: str = "disk"
+    osds_per_device: int = 1
+    db_device: str = "none"
+    db_size_gib: float = 1.0  # each OSD's block.db partition on the shared DB device
     mon_port: int = 3300
     rgw_port: int = 7480
     module_port: int = 9284
@@ -70,6 +78,7 @@ class LabConfig:
             raise LabError(f"--osd-size {self.osd_size_gib} GiB: must be between 1 and 1024 GiB")
         if self.osd_backing not in ("loop", "file"):
             raise LabError(f"--backing {self.osd_backing!r}: must be 'loop' or 'file'")
+        self._validate_devices()
         ports = self.single_ports()
         ports |= {"--module-port": self.module_port, "--ceph-metrics-port": self.ceph_metrics_port}
         for flag, port in ports.items():
@@ -85,6 +94,24 @@ class LabConfig:
         if len(self.mgrs) < 1 or len(set(self.mgrs)) != len(self.mgrs):
             raise LabError(f"mgr names must be unique and at least one: {self.mgrs}")
         self._validate_sources()
+
+    def _validate_devices(self) -> None:
+        """--media, --osds-per-device, --db-device, --db-size: alone and together."""
+        if self.media not in MEDIA:
+            raise LabError(f"--media {self.media!r}: must be one of {', '.join(MEDIA)}")
+        if self.db_device not in DB_DEVICES:
+            raise LabError(f"--db-device {self.db_device!r}: must be one of {', '.join(DB_DEVICES)}")
+        if not 1 <= self.osds_per_device <= MAX_OSDS_PER_DEVICE:
+            raise LabError(f"--osds-per-device {self.osds_per_device}: must be between 1 and {MAX_OSDS_PER_DEVICE}")
+        if not 0.25 <= self.db_size_gib <= 64:
+            raise LabError(f"--db-size {self.db_size_gib} GiB: must be between 0.25 and 64 GiB")
+        if self.osd_backing == "file" and not self.classic_devices:
+            raise LabError("--media flash, --osds-per-device and --db-device need loop devices, not --backing file")
+
+    @property
+    def classic_devices(self) -> bool:
+        """One plain loop device per OSD (or a file): the lab's devices before the campaigns' layouts."""
+        return self.osds_per_device == 1 and self.db_device == "none" and self.media == "disk"
 
     def _validate_sources(self) -> None:
         """--rootfs, --module-from and --install: what exists and what can be combined."""

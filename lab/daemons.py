@@ -22,7 +22,7 @@ from .topology import Host, Topology
 
 NODE_EXPORTER = "prometheus-node-exporter"  # Debian's name for node_exporter
 # node_exporter's default also hides loop devices; the lab's OSDs live on them. Partitions stay hidden.
-DISK_EXCLUDE = r"^(ram|zram|fd|(h|s|v|xv)d[a-z]|nvme\d+n\d+p)\d+$"
+DISK_EXCLUDE = r"^(ram|zram|fd|(h|s|v|xv)d[a-z]|nvme\d+n\d+p|loop\d+p)\d+$"
 # The perfwatch host exporter runs from the checkout: its package, and the module's pure parts it shares.
 EXPORTER_PYTHONPATH = os.pathsep.join([str(REPO_ROOT / "exporters"), str(REPO_ROOT / "mgr_module")])
 

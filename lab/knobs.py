@@ -2,8 +2,10 @@
 
 - cpu:     a cgroup v1 CPU quota on each chosen OSD process (each OSD gets `cores` of CPU time).
 - media:   a cgroup v1 block-I/O IOPS (and optionally bandwidth) limit for the OSD process on the disk
-           *under* its loop device. The loop device's requests then wait below it, so the OSD's device
-           shows what an operator sees on a saturated disk: utilisation near 100 % and a growing queue.
+           *under* its loop device (its block's, or its block.db's: layout.py stacks the devices of the
+           campaigns' layouts on loop devices of their own, so that each can be throttled apart). The
+           loop device's requests then wait below it, so the OSD's device shows what an operator sees on
+           a saturated disk: utilisation near 100 % and a growing queue.
            (A limit on the loop device itself makes the OSD slow but not busy: the wait happens above
            the device and is not counted in its io_time.)
 - network: tc token-bucket shaping on both ends of a host's veth: the host sends and receives at most
@@ -69,7 +71,8 @@ def describe(knob: dict[str, Any]) -> str:
     if kind == "media":
         bw = f", {knob['mbps']:g} MB/s" if knob.get("mbps") else ""
         disk = f"{knob['disk']} ({knob['numbers']})"
-        return f"{knob['iops']} read + {knob['iops']} write IOPS{bw} on {disk}, the disk under {knob['device']}"
+        role = knob.get("role", "block")
+        return f"{knob['iops']} read + {knob['iops']} write IOPS{bw} on {disk}, under {knob['device']} ({role})"
     return f"{knob['rate']} ({knob['rate_bps'] / 8e6:g} MB/s) each way on {', '.join(knob['links'])}"
 
 
@@ -88,17 +91,27 @@ def _disk_of_numbers(major: int, minor: int) -> tuple[str, str]:
     return (real / "dev").read_text().strip(), real.name
 
 
-def media_target(block: Path) -> tuple[str, str, str]:
-    """For an OSD's `block`: (device the OSD uses, disk numbers "M:m" to throttle, disk name)."""
-    real = block.resolve()
+def media_target(path: Path) -> tuple[str, str, str]:
+    """For an OSD's `block` (or `block.db`): (device the OSD uses, numbers "M:m" of the device to throttle,
+    its name). For a loop device (or a partition of one), what lies beneath it: the loop device it is
+    stacked on (layout.py), else the disk holding its backing file. For a file (--backing file), its disk."""
+    real = path.resolve()
     st = os.stat(real)
-    if stat.S_ISBLK(st.st_mode):
-        backing = Path("/sys/block") / real.name / "loop" / "backing_file"
-        if not backing.exists():
-            raise LabError(f"{block} is {real}, not a loop device over a file: nothing under it to throttle")
-        st = os.stat(backing.read_text().strip())
-    numbers, disk = _disk_of_numbers(os.major(st.st_dev), os.minor(st.st_dev))
-    return real.name if stat.S_ISBLK(os.stat(real).st_mode) else str(real), numbers, disk
+    if not stat.S_ISBLK(st.st_mode):
+        numbers, disk = _disk_of_numbers(os.major(st.st_dev), os.minor(st.st_dev))
+        return str(real), numbers, disk
+    sysdir = Path(f"/sys/dev/block/{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}").resolve()
+    if (sysdir / "partition").exists():
+        sysdir = sysdir.parent
+    backing = sysdir / "loop" / "backing_file"
+    if not backing.exists():
+        raise LabError(f"{path} is {real}, not a loop device over a file: nothing under it to throttle")
+    under = os.stat(backing.read_text().strip())
+    if stat.S_ISBLK(under.st_mode):  # stacked: the loop device beneath is the lab's own disk for this device
+        numbers, disk = _disk_of_numbers(os.major(under.st_rdev), os.minor(under.st_rdev))
+    else:
+        numbers, disk = _disk_of_numbers(os.major(under.st_dev), os.minor(under.st_dev))
+    return sysdir.name, numbers, disk
 
 
 # ----- apply and undo --------------------------------------------------------------------------------
@@ -133,39 +146,57 @@ def saturate_cpu(
 
 
 def saturate_media(
-    state: LabState, save: Callable[[], None], lab_name: str, osd_id: int, block: Path, iops: int, mbps: float | None
-) -> dict[str, Any]:
-    """The OSD (running) gets `iops` read and `iops` write IOPS, and `mbps` MB/s each way unless 0 or None,
-    on the disk under its `block`."""
+    state: LabState,
+    save: Callable[[], None],
+    lab_name: str,
+    targets: dict[int, Path],
+    iops: int,
+    mbps: float | None,
+    role: str = "block",
+) -> list[dict[str, Any]]:
+    """Each OSD of `targets` (all running; osd id -> its `block` or `block.db` path, as `role` says) gets
+    `iops` read and `iops` write IOPS, and `mbps` MB/s each way unless 0 or None, on the device under the one
+    it uses there. OSDs sharing that device each get the limit."""
     check_iops(iops)
     if mbps is not None and mbps != 0 and not 0.1 <= mbps <= 100_000:
         raise LabError(f"--mbps {mbps}: must be 0 (no cap) or between 0.1 and 100000")
-    pid = _osd_pid(state, osd_id)
-    device, numbers, disk = media_target(block)
-    group = group_name(lab_name, osd_id)
-    knob = {
-        "kind": "media",
-        "target": f"osd.{osd_id}",
-        "iops": iops,
-        "mbps": mbps,
-        "device": device,
-        "disk": disk,
-        "numbers": numbers,
-        "group": group,
-    }
-    state.knobs[f"media:osd.{osd_id}"] = knob
-    save()
-    settings = {
-        "blkio.throttle.read_iops_device": f"{numbers} {iops}",
-        "blkio.throttle.write_iops_device": f"{numbers} {iops}",
-    }
-    bps = int(mbps * 1e6) if mbps else 0
-    settings["blkio.throttle.read_bps_device"] = f"{numbers} {bps}"
-    settings["blkio.throttle.write_bps_device"] = f"{numbers} {bps}"
-    cgroups.create("blkio", group, settings)
-    knob["origin"] = cgroups.add_process("blkio", group, pid)
-    save()
-    return knob
+    if not targets:
+        raise LabError("no OSD to limit (that host has none)")
+    for osd_id, path in targets.items():
+        if f"media:osd.{osd_id}" in state.knobs:
+            raise LabError(f"osd.{osd_id} already has a media knob: `python3 -m lab clear media` first")
+        if not path.exists():
+            raise LabError(f"osd.{osd_id} has no {path.name} (the lab's layout: see `status`)")
+    pids = {osd_id: _osd_pid(state, osd_id) for osd_id in targets}  # all running, before changing anything
+    made = []
+    for osd_id, path in targets.items():
+        device, numbers, disk = media_target(path)
+        group = group_name(lab_name, osd_id)
+        knob = {
+            "kind": "media",
+            "target": f"osd.{osd_id}",
+            "role": role,
+            "iops": iops,
+            "mbps": mbps,
+            "device": device,
+            "disk": disk,
+            "numbers": numbers,
+            "group": group,
+        }
+        state.knobs[f"media:osd.{osd_id}"] = knob
+        save()
+        bps = int(mbps * 1e6) if mbps else 0
+        settings = {
+            "blkio.throttle.read_iops_device": f"{numbers} {iops}",
+            "blkio.throttle.write_iops_device": f"{numbers} {iops}",
+            "blkio.throttle.read_bps_device": f"{numbers} {bps}",
+            "blkio.throttle.write_bps_device": f"{numbers} {bps}",
+        }
+        cgroups.create("blkio", group, settings)
+        knob["origin"] = cgroups.add_process("blkio", group, pids[osd_id])
+        save()
+        made.append(knob)
+    return made
 
 
 def _tc(netns: str | None, *args: str) -> subprocess.CompletedProcess:

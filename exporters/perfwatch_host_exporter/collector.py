@@ -15,6 +15,7 @@ from . import asok, network, rgw, trust
 from . import families as f
 from .cgroup_reader import CgroupError, CgroupReader
 from .clusters import ClusterIds
+from .device_kind import DeviceKinds
 from .discovery import Daemon, Found, Scanner
 from .errors import ErrorCounter
 from .fsroot import Root
@@ -63,6 +64,7 @@ class Collector:
         )
         self.cgroups = CgroupReader(self.root)
         self.osd_map = OsdDeviceMap(self.root, self.sockets, self.errors, clock)
+        self.device_kinds = DeviceKinds(self.root, lambda message: self.errors("device", message), clock)
         self.clusters = ClusterIds(self.root, self.sockets, clock, self.log)
         self._lock = threading.Lock()
 
@@ -96,14 +98,16 @@ class Collector:
             self.errors("cgroup", "reading /proc/self/mountinfo: {}".format(exc))
             cgroups_readable = False
         samples: List[Sample] = []
+        disks: Set[str] = set()  # the disks beneath the OSDs reported
         for daemon, st in selected:
             try:
-                samples.extend(self._daemon(daemon, st, cgroups_readable))
+                samples.extend(self._daemon(daemon, st, cgroups_readable, disks))
             except Exception as exc:  # one bad daemon never breaks a scrape
                 self.log.debug("%s", daemon, exc_info=True)
                 self.errors("proc", "{}: {}: {}".format(daemon.ident.label, type(exc).__name__, exc))
         self.osd_map.keep_only(live)
         self.clusters.keep_only(live)
+        samples.extend(self._device_kinds(host, sorted(disks)))
         samples.extend(self._network(host))
         samples.append(Sample(f.COLLECTION_DURATION, "", host, self.clock() - started))
         for source in f.ERROR_SOURCES:
@@ -154,7 +158,7 @@ class Collector:
             selected.append((daemon._replace(fsid=fsid), st))
         return selected, unknown
 
-    def _daemon(self, daemon: Daemon, st: ProcStat, cgroups_readable: bool) -> List[Sample]:
+    def _daemon(self, daemon: Daemon, st: ProcStat, cgroups_readable: bool, disks: Set[str]) -> List[Sample]:
         labels: Labels = (("ceph_daemon", daemon.ident.label), ("cluster", daemon.fsid))
         base: Labels = (*labels, ("hostname", self.settings.hostname))
         samples = self._process(st, base)
@@ -164,9 +168,20 @@ class Collector:
             for row in self.osd_map.rows(daemon, st.start_ticks):
                 labels = (*base, ("role", row.role), ("device", row.device), ("partition", row.partition))
                 samples.append(Sample(f.OSD_DEVICE, "", (*labels, ("via", row.via)), 1))
+                disks.add(row.device)
         if daemon.ident.kind == "rgw":
             samples.extend(self._rgw(daemon, base))
         return samples
+
+    def _device_kinds(self, host: Labels, disks: List[str]) -> List[Sample]:
+        """One row per disk beneath an OSD: its kind (device_kind.py), whichever OSDs share it."""
+        self.device_kinds.keep_only(disks)
+        rows = []
+        for disk in disks:
+            k = self.device_kinds.kind(disk)
+            labels = (*host, ("device", disk), ("kind", k.kind), ("rotational", k.rotational))
+            rows.append(Sample(f.DEVICE_INFO, "", (*labels, ("transport", k.transport)), 1))
+        return rows
 
     def _process(self, st: ProcStat, base: Labels) -> List[Sample]:
         return [

@@ -58,6 +58,13 @@ OSD_DEVICE = _family(
     "/proc/diskstats and node_disk_*); always 1",
     (*DAEMON, "role", "device", "partition", "via"),
 )
+DEVICE_INFO = _family(
+    "device_info",
+    "gauge",
+    "The kind of each disk beneath an OSD (kind: hdd, ssd, nvme or unknown; from the transport and "
+    "queue/rotational, the flag BlueStore reads); always 1",
+    (*HOST, "device", "kind", "rotational", "transport"),
+)
 RGW_OBJECTER_OPS = _family(
     "rgw_objecter_ops_total",
     "counter",

@@ -76,7 +76,7 @@ def test_amtool_check_config_passes() -> None:
     ],
 )
 def test_perfwatch_alerts_route_by_severity(labels: dict[str, str], receiver: str) -> None:
-    alert = {"alertname": "PerfwatchOSDMediaSaturated", "type": "perfwatch", "cluster": "c1", "hostname": "h1"}
+    alert = {"alertname": "PerfwatchDeviceSaturated", "type": "perfwatch", "cluster": "c1", "hostname": "h1"}
     argv = [tool("amtool"), "config", "routes", "test", f"--config.file={CONFIG}", f"--verify.receivers={receiver}"]
     argv.extend(f"{k}={v}" for k, v in {**alert, **labels}.items())
     done = subprocess.run(
@@ -210,8 +210,8 @@ def key(**labels: str) -> tuple[tuple[str, str], ...]:
 def test_inhibit_rules_mute_exactly_the_explained_alerts(alertmanager: str) -> None:
     w, c = "warning", "critical"
     media = key(
-        alertname="PerfwatchOSDMediaSaturated", severity=w, cluster="c1", hostname="h1", ceph_daemon="osd.1",
-        device="sdb", role="block", resource="media",
+        alertname="PerfwatchDeviceSaturated", severity=w, cluster="c1", hostname="h1", device="sdb", kind="hdd",
+        resource="media",
     )  # fmt: skip
     cpu = key(
         alertname="PerfwatchOSDCPUSaturated", severity=w, cluster="c1", hostname="h2", ceph_daemon="osd.4",
@@ -227,9 +227,8 @@ def test_inhibit_rules_mute_exactly_the_explained_alerts(alertmanager: str) -> N
         cpu: "active",
         down: "active",
         absent: "active",
-        # explained by osd.1's saturated device
-        key(**regression, cluster="c1", ceph_daemon="osd.1"): "suppressed",
-        key(**stalls, cluster="c1", ceph_daemon="osd.1"): "suppressed",
+        # (a saturated device's OSDs raise no regression nor stall alert: the rules leave them out, see
+        # alerts/tests/media.test.yml; the device alert has no ceph_daemon for an inhibition to match)
         # explained by osd.4's CPU
         key(**regression, cluster="c1", ceph_daemon="osd.4"): "suppressed",
         # same OSD name in another cluster, and another OSD: not explained

@@ -54,7 +54,6 @@ THRESHOLDS = {
     },
     ("perfwatch-osd-detail", "Device busy"): {"media_busy_ratio"},
     ("perfwatch-osd-detail", "Device queue"): {"media_queue_depth"},
-    ("perfwatch-osd-detail", "BlueStore commit latency"): {"media_commit_latency_seconds"},
     ("perfwatch-osd-detail", "CPU against its cgroup limit"): {"cpu_quota_ratio", "cpu_throttled_periods_ratio"},
     ("perfwatch-osd-detail", "Host CPU busy"): {"host_cpu_busy_ratio"},
     ("perfwatch-osd-detail", "Host runnable threads per core"): {"host_load_per_core"},
@@ -63,7 +62,6 @@ THRESHOLDS = {
     ("perfwatch-bluestore", "Onode lookups"): {"onode_min_lookups_per_second"},
     ("perfwatch-bluestore", "Compaction queue"): {"compaction_queue_length"},
     ("perfwatch-bluestore", "Write stalls"): {"write_stall_ratio"},
-    ("perfwatch-bluestore", "Commit latency"): {"media_commit_latency_seconds"},
     ("perfwatch-rgw-bucket-index", "Bucket-index op latency"): {"bucket_index_latency_seconds"},
     ("perfwatch-benchmarks", "Measured IOPS per stored GB"): {"iops_per_gb_target", "iops_per_gb_high_tier"},
 }

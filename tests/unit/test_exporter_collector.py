@@ -87,6 +87,9 @@ def build(tmp_path: Path) -> tuple[FakeHost, FakeAsok]:
     host.partition("sda", "sda1", 1)
     host.disk("sdb", 8, 16)
     host.dm("dm-0", 0, ["sdb"])
+    host.device_kind("sda", "sata", "1")  # an HDD
+    host.device_kind("sdb", "sas", "0", 1)  # an SSD holding the DB's logical volume
+    host.device_kind("dm-0", None, "0")
     host.link("dev/disk/by-id/wwn-1-part1", "../../sda1")
     host.link("dev/mapper/vg-db", "../dm-0")
     host.link("/srv/osd/ceph-0/block", "/dev/disk/by-id/wwn-1-part1")
@@ -169,6 +172,13 @@ def test_full_host_values(tmp_path: Path) -> None:
         if name == PREFIX + "osd_device_info"
     }
     assert devices == {("block", "sda", "sda1", "direct"), ("db", "dm-0", "", "direct"), ("db", "sdb", "", "dm")}
+    kinds = {
+        (dict(labels)["device"], dict(labels)["kind"], dict(labels)["rotational"], dict(labels)["transport"])
+        for (name, labels) in got
+        if name == PREFIX + "device_info"
+    }
+    assert kinds == {("sda", "hdd", "1", "sata"), ("sdb", "ssd", "0", "sas"), ("dm-0", "ssd", "0", "dm")}
+    assert value(got, "exporter_collection_errors_total", hostname="node1", source="device") == 0
     rgw = {"ceph_daemon": "rgw.x", "cluster": FSID, "hostname": "node1"}
     assert value(got, "rgw_objecter_ops_total", op="call", **rgw) == 854
     assert value(got, "rgw_objecter_ops_total", op="omap_rd", **rgw) == 2
@@ -255,3 +265,23 @@ def test_no_cpu_hierarchy_in_sight_is_an_error_not_silence(tmp_path: Path) -> No
     got = values(collector(host, fake).render())
     assert value(got, "exporter_collection_errors_total", hostname="node1", source="cgroup") == 1
     assert not [name for (name, _) in got if "cgroup_info" in name]
+
+
+def test_an_osd_moved_to_another_device_is_followed_after_its_restart(tmp_path: Path) -> None:
+    host, fake = build(tmp_path)
+    host.disk("nvme0n1", 259, 0)
+    host.device_kind("nvme0n1", "nvme", "0")
+    c = collector(host, fake)
+
+    def kinds() -> dict[str, str]:
+        got = values(c.render())
+        rows = [dict(labels) for (name, labels) in got if name == PREFIX + "device_info"]
+        return {row["device"]: row["kind"] for row in rows}
+
+    assert kinds() == {"sda": "hdd", "sdb": "ssd", "dm-0": "ssd"}
+    host.path("/srv/osd/ceph-0/block").unlink()
+    host.link("/srv/osd/ceph-0/block", "/dev/nvme0n1")
+    host.path("/srv/osd/ceph-0/block.db").unlink()
+    stat = host.path("proc/100/stat")
+    stat.write_text(stat.read_text().replace(" 5000 ", " 6000 "))  # restarted: same PID, new start time
+    assert kinds() == {"nvme0n1": "nvme"}, "the old disks no OSD uses are not reported"

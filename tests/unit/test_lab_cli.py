@@ -40,3 +40,24 @@ def test_unknown_daemon_names_the_choices(tmp_path: Path) -> None:
     proc = lab("--dir", str(tmp_path), "stop", "osd.9")
     assert proc.returncode == 1
     assert "no daemon 'osd.9'" in proc.stderr and "osd.2" in proc.stderr
+
+
+def test_bad_layout_options_are_one_line_and_create_nothing(tmp_path: Path) -> None:
+    proc = lab("--dir", str(tmp_path / "lab"), "up", "--osds-per-device", "9")
+    assert proc.returncode == 1
+    assert proc.stderr.strip() == "lab: error: --osds-per-device 9: must be between 1 and 4"
+    proc = lab("--dir", str(tmp_path / "lab"), "up", "--backing", "file", "--db-device", "shared")
+    assert proc.returncode == 1 and "need loop devices" in proc.stderr and "Traceback" not in proc.stderr
+    assert not (tmp_path / "lab").exists()
+
+
+def test_a_media_knob_needs_an_osd_or_a_host_and_a_known_device(tmp_path: Path) -> None:
+    from lab.config import LabConfig
+
+    LabConfig(directory=tmp_path).save()
+    proc = lab("--dir", str(tmp_path), "saturate", "media", "--iops", "100")
+    assert proc.returncode == 2 and "one of the arguments --osd --host is required" in proc.stderr
+    proc = lab("--dir", str(tmp_path), "saturate", "media", "--host", "1", "--device", "wal")
+    assert proc.returncode == 2 and "invalid choice: 'wal'" in proc.stderr
+    proc = lab("--dir", str(tmp_path), "saturate", "media", "--host", "9")
+    assert proc.returncode == 1 and "no host '9'" in proc.stderr

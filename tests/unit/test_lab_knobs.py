@@ -1,9 +1,12 @@
 """Pure parts of the lab's bottleneck knobs and load: argument checks, cgroup mount lookup, parsing."""
 
+from pathlib import Path
+
 import pytest
 
 from lab import cgroups, knobs, load
 from lab.config import LabError
+from lab.state import LabState
 
 MOUNTINFO = """\
 25 30 0:22 / /sys/fs/cgroup rw,nosuid - tmpfs tmpfs ro,mode=755
@@ -58,7 +61,9 @@ def test_knob_descriptions_name_the_setting() -> None:
     cpu = {"kind": "cpu", "cores": 0.2, "quota_us": 20000}
     assert knobs.describe(cpu).startswith("0.2 cores")
     media = {"kind": "media", "iops": 300, "mbps": None, "disk": "vda", "numbers": "254:0", "device": "loop1"}
-    assert knobs.describe(media) == "300 read + 300 write IOPS on vda (254:0), the disk under loop1"
+    assert knobs.describe(media) == "300 read + 300 write IOPS on vda (254:0), under loop1 (block)"
+    db = {**media, "role": "db", "disk": "loop9", "numbers": "7:9", "device": "loop8"}
+    assert knobs.describe(db) == "300 read + 300 write IOPS on loop9 (7:9), under loop8 (db)"
     net = {"kind": "network", "rate": "80mbit", "rate_bps": 80_000_000, "links": ["x-h2", "x-h2:eth0"]}
     assert knobs.describe(net) == "80mbit (10 MB/s) each way on x-h2, x-h2:eth0"
 
@@ -108,3 +113,15 @@ def test_a_process_group_is_read_for_the_hierarchy_of_the_controller() -> None:
     assert cgroups.group_of(1, "cpu", text) == "/system.slice/ceph-osd@1.service"
     assert cgroups.group_of(1, "blkio", text) == "/b"
     assert cgroups.group_of(1, "pids", text) is None
+
+
+def test_a_media_knob_on_a_device_the_osd_lacks_or_already_has_is_refused(tmp_path: Path) -> None:
+    state = LabState()
+    missing = {0: tmp_path / "ceph-0" / "block.db"}  # the classic layout has no DB device
+    with pytest.raises(LabError, match=r"osd.0 has no block.db"):
+        knobs.saturate_media(state, lambda: None, "t", missing, 100, None, role="db")
+    state.knobs["media:osd.0"] = {"kind": "media", "target": "osd.0"}
+    with pytest.raises(LabError, match=r"osd.0 already has a media knob"):
+        knobs.saturate_media(state, lambda: None, "t", {0: tmp_path}, 100, None)
+    with pytest.raises(LabError, match="no OSD to limit"):
+        knobs.saturate_media(state, lambda: None, "t", {}, 100, None)

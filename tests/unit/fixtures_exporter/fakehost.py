@@ -18,6 +18,15 @@ PCI = "devices/pci0000:00/0000:00:05.0"
 CEPH_UID = 64045  # Debian's ceph user
 PASSWD = f"root:x:0:0:root:/root:/bin/bash\nceph:x:{CEPH_UID}:{CEPH_UID}:Ceph:/var/lib/ceph:/usr/sbin/nologin\n"
 VIRTUAL = "devices/virtual/block"
+# sysfs paths of the device behind a disk (its `device` link), by transport, and the bus it is on
+DEVICE_PATHS = {
+    "sata": ("devices/pci0000:00/0000:00:1f.2/ata1/host0/target0:0:0/0:0:0:{n}", "bus/scsi"),
+    "sas": ("devices/pci0000:00/0000:00:03.0/host1/port-1:0/end_device-1:0/target1:0:0/1:0:0:{n}", "bus/scsi"),
+    "usb": ("devices/pci0000:00/0000:00:14.0/usb2/2-1/2-1:1.0/host6/target6:0:0/6:0:0:{n}", "bus/scsi"),
+    "virtio-scsi": ("devices/pci0000:00/0000:00:06.0/virtio3/host2/target2:0:0/2:0:0:{n}", "bus/scsi"),
+    "virtio": ("devices/pci0000:00/0000:00:05.0/virtio{n}", "bus/virtio"),
+    "nvme": ("devices/pci0000:00/0000:00:04.0/nvme/nvme{n}", "class/nvme"),
+}
 
 
 class FakeStat:
@@ -171,6 +180,7 @@ class FakeHost:
         """A whole disk (virtual: loop and dm devices live under /sys/devices/virtual/block)."""
         sysdir = "{}/{}".format(VIRTUAL if virtual else PCI + "/block", name)
         self._sysfs_device(name, sysdir, major, minor)
+        self.write(f"sys/{sysdir}/queue/rotational", "1\n")  # the kernel's default; device_kind() changes it
         self.link("sys/block/" + name, "../" + sysdir)
         self.node(name)
 
@@ -201,6 +211,7 @@ class FakeHost:
 
     def dm(self, name: str, minor: int, slaves: list[str]) -> None:
         self.disk(name, 253, minor, virtual=True)
+        (self.path(f"sys/{VIRTUAL}/{name}/dm")).mkdir(parents=True)  # the kernel's dm/name, dm/uuid
         (self.path(f"sys/{VIRTUAL}/{name}/slaves")).mkdir(parents=True)
         for slave in slaves:
             # a slave link points at the slave's device dir, relative: from sys/devices/virtual/block/dm-N/slaves
@@ -211,3 +222,20 @@ class FakeHost:
         (self.path("sys/class/net/" + name)).mkdir(parents=True)
         if speed is not None:
             self.write(f"sys/class/net/{name}/speed", speed + "\n")
+
+    def device_kind(self, name: str, transport: str | None, rotational: str | None, n: int = 0) -> None:
+        """The disk's queue/rotational (None: no such file) and the device behind it (a DEVICE_PATHS
+        key; None: none, as for loop, dm, md and virtual devices)."""
+        sysdir = self.sysdirs[name]
+        if rotational is not None:
+            self.write(f"sys/{sysdir}/queue/rotational", rotational + "\n")
+        else:
+            self.path(f"sys/{sysdir}/queue/rotational").unlink()
+        if transport is not None:
+            device, subsystem = DEVICE_PATHS[transport]
+            device = device.format(n=n)
+            (self.path("sys/" + device)).mkdir(parents=True, exist_ok=True)
+            (self.path("sys/" + subsystem)).mkdir(parents=True, exist_ok=True)
+            depth = device.count("/") + 1
+            self.link(f"sys/{device}/subsystem", "../" * depth + subsystem)
+            self.link(f"sys/{sysdir}/device", "../" * (sysdir.count("/") + 1) + device)

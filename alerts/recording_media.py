@@ -1,0 +1,139 @@
+"""The media verdict's recording rules: which devices are judged, their kind and limits, and the verdict
+per device (host_device) and per OSD device (osd_device).
+
+A device is judged, once, when it lies beneath an OSD (its block, block.db or block.wal): busy *and*
+queued *and* slow for its kind (profiles.py). Slow is its own await, or the commits of the OSDs whose
+RocksDB WAL it holds (block.wal, else block.db, else block): an HDD whose DB sits on a shared flash device
+is judged by its await alone, and that flash device by its await and its OSDs' commits. Several OSDs on
+one device (partitions, LVM volumes) and many OSDs on one DB device give one device verdict that names
+them all; the per-OSD series follow it for the dashboards.
+"""
+
+from __future__ import annotations
+
+from .profiles import MEDIA_KINDS, Profile, media_limits
+from .promql import OSD_DEVICE, Rule, by, rule, sel, with_label
+
+DEVICE = "cluster, hostname, device"
+DEVICE_KIND = "cluster, hostname, device, kind"
+ON_DEVICE = "on (cluster, hostname, device)"
+INFO = "osd_device:ceph_perfwatch_osd_device:info"
+KIND_INFO = "host_device:ceph_perfwatch_device:info"
+
+
+def _per_kind(p: Profile, which: int) -> str:
+    """The devices' limit (0: await, 1: commit) for their kind: one branch per group of kinds judged alike."""
+    groups: dict[str, list[str]] = {}
+    for kind, judged in MEDIA_KINDS.items():
+        groups.setdefault(judged, []).append(kind)
+    branches = []
+    for judged, kinds in groups.items():
+        matcher = f'kind="{kinds[0]}"' if len(kinds) == 1 else f'kind=~"{"|".join(kinds)}"'
+        branches.append(f"{KIND_INFO}{{{matcher}}} * {media_limits(p, judged)[which]:g}")
+    return "\nor\n".join(branches)
+
+
+def media_signal_rules(p: Profile) -> list[Rule]:
+    """Which devices are judged, of which kind, with which limits; which device holds each OSD's WAL."""
+    exp = p.exporter_selector
+    device_info = sel("ceph_perfwatch_device_info", exp)
+    stacked = by(DEVICE, "max", sel("ceph_perfwatch_device_info", exp, p.stacked_device_selector))
+    known = by(DEVICE_KIND, "max", device_info)
+    osd_role = "on (cluster, hostname, ceph_daemon)"
+    return [
+        # which OSD sits on which device (the devices the media verdict judges), and on which host
+        rule(
+            INFO,
+            by(OSD_DEVICE, "max", sel("ceph_perfwatch_osd_device_info", exp, p.media_device_selector))
+            + f"\nunless {ON_DEVICE}\n{stacked}",
+        ),
+        # each judged device's kind; unknown where the exporter does not say (an older exporter)
+        rule(
+            KIND_INFO,
+            f"{known}\nand {ON_DEVICE}\n{INFO}\nor\n"
+            + with_label(f"{by(DEVICE, 'max', INFO)}\nunless {ON_DEVICE}\n{device_info}", "kind", "unknown"),
+        ),
+        rule("host_device:ceph_perfwatch_media_await_limit:seconds", _per_kind(p, 0)),
+        rule("host_device:ceph_perfwatch_media_commit_limit:seconds", _per_kind(p, 1)),
+        # the device holding each OSD's RocksDB WAL, whose speed its commits wait on
+        rule(
+            "osd_device:ceph_perfwatch_kv_device:info",
+            f'{INFO}{{role="wal"}}\nor\n'
+            f'({INFO}{{role="db"}} unless {osd_role} {INFO}{{role="wal"}})\nor\n'
+            f'({INFO}{{role="block"}} unless {osd_role} {INFO}{{role=~"db|wal"}})',
+        ),
+        # how many OSDs each judged device holds (two per NVMe split in partitions, 14 on a shared DB device)
+        rule(
+            "host_device:ceph_perfwatch_device_osds:count",
+            by(DEVICE, "count", by(f"{DEVICE}, ceph_daemon", "max", INFO)),
+        ),
+    ]
+
+
+def media_osd_rules(p: Profile) -> list[Rule]:
+    """The OSDs' commit latency on the device that holds their WAL; the limits per OSD, for its dashboards."""
+    return [
+        rule(
+            "osd:ceph_perfwatch_commit_limit:seconds",
+            by(
+                "cluster, hostname, ceph_daemon",
+                "max",
+                f"osd_device:ceph_perfwatch_kv_device:info\n* {ON_DEVICE} group_left ()\n"
+                "host_device:ceph_perfwatch_media_commit_limit:seconds",
+            ),
+        ),
+        rule(
+            "osd_device:ceph_perfwatch_media_await_limit:seconds",
+            f"{INFO}\n* {ON_DEVICE} group_left ()\nhost_device:ceph_perfwatch_media_await_limit:seconds",
+        ),
+        rule(
+            "host_device:ceph_perfwatch_media_commit_latency:seconds",
+            by(
+                DEVICE,
+                "max",
+                "osd_device:ceph_perfwatch_kv_device:info\n* on (cluster, ceph_daemon) group_left ()\n"
+                "osd:ceph_perfwatch_commit_latency:seconds",
+            ),
+        ),
+    ]
+
+
+def media_verdict_rules(p: Profile) -> list[Rule]:
+    """Slow and saturated per device (with its kind), then per OSD device."""
+    slow_await = (
+        f"host_device:node_disk_await:seconds\n>= bool {ON_DEVICE} group_right ()\n"
+        "host_device:ceph_perfwatch_media_await_limit:seconds"
+    )
+    slow_commit = (
+        f"host_device:ceph_perfwatch_media_commit_latency:seconds\n>= bool {ON_DEVICE} group_right ()\n"
+        "host_device:ceph_perfwatch_media_commit_limit:seconds"
+    )
+    return [
+        # slow for its kind: its own await, or its OSDs' commits (the `slow` label keeps both branches
+        # apart until the max)
+        rule(
+            "host_device:ceph_perfwatch_media_slow:bool",
+            by(
+                DEVICE_KIND,
+                "max",
+                with_label(slow_await, "slow", "await") + "\nor\n" + with_label(slow_commit, "slow", "commit"),
+            ),
+        ),
+        # busy AND queued AND slow. Busy alone is not saturation; a deep queue served fast is not either.
+        rule(
+            "host_device:ceph_perfwatch_media_saturated:bool",
+            f"(host_device:node_disk_busy:ratio >= bool {p.media_busy_ratio})\n* {ON_DEVICE}\n"
+            f"(host_device:node_disk_queue:avg >= bool {p.media_queue_depth})\n* {ON_DEVICE} group_right ()\n"
+            "host_device:ceph_perfwatch_media_slow:bool",
+        ),
+        # per OSD and device: the device's verdict, for the OSD's dashboards and the per-OSD verdict
+        rule(
+            "osd_device:ceph_perfwatch_media_saturated:bool",
+            f"{INFO}\n* {ON_DEVICE} group_left ()\nhost_device:ceph_perfwatch_media_saturated:bool",
+        ),
+        # per OSD and device, with the device's kind: the device -> OSDs table of the Bottlenecks dashboard
+        rule(
+            "osd_device:ceph_perfwatch_device_verdict:bool",
+            f"{INFO}\n* {ON_DEVICE} group_left (kind)\nhost_device:ceph_perfwatch_media_saturated:bool",
+        ),
+    ]

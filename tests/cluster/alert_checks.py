@@ -1,0 +1,119 @@
+"""Saturation alerts read from a lab's Alertmanager: a knob and a load, the alert expected, how long it took
+to fire and to resolve after `lab clear`, and every other saturation alert seen meanwhile (a table row each)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Callable
+from typing import Any
+
+from .labutil import REPO, LabHandle, run_lab
+
+FIRE_WITHIN = 180.0
+RESOLVE_WITHIN = 180.0
+HEALTHY_SECONDS = 100.0  # the lab profile's rate window + `for:` + a scrape (65 s), and more
+ROWS: list[str] = []
+
+
+def am_alerts(lab: LabHandle, annotations: bool = False) -> list[dict[str, Any]]:
+    """Alerts the lab's Alertmanager holds now (active, suppressed or not), as their label dicts (with
+    `annotations`: the labels and, under "annotations", the annotations)."""
+    url = lab.lab.monitoring_urls()["alertmanager"].rstrip("/") + "/api/v2/alerts"
+    with urllib.request.urlopen(url, timeout=5) as resp:
+        found = json.load(resp)
+    if annotations:
+        return [{**a["labels"], "annotations": a["annotations"]} for a in found]
+    return [a["labels"] for a in found]
+
+
+def saturation(alerts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [a for a in alerts if a.get("type") == "perfwatch" and "resource" in a]
+
+
+def key(alert: dict[str, Any]) -> str:
+    shown = ("alertname", "ceph_daemon", "hostname", "device", "kind", "direction", "reason")
+    return " ".join(f"{k}={alert[k]}" for k in shown if k in alert)
+
+
+class Load:
+    """`python3 -m lab load` in the background, stopped when the test is done with it."""
+
+    def __init__(self, lab: LabHandle, pattern: str, seconds: float) -> None:
+        argv = [sys.executable, "-m", "lab", "--dir", str(lab.dir), "load", "--pattern", pattern]
+        self.proc = subprocess.Popen(
+            [*argv, "--seconds", str(int(seconds))], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+        self.started = time.monotonic()
+
+    def stop(self) -> str:
+        """Stops it if still running; what it printed."""
+        if self.proc.poll() is None:
+            self.proc.terminate()  # `lab load` stops its bench on the way out
+        out, _ = self.proc.communicate(timeout=60)
+        return out.decode().strip()
+
+
+def wait_quiet(lab: LabHandle) -> None:
+    """No saturation alert left from an earlier test (each must start from a quiet lab)."""
+    deadline = time.monotonic() + RESOLVE_WITHIN
+    while saturation(am_alerts(lab)):
+        assert time.monotonic() < deadline, f"saturation alerts still active: {saturation(am_alerts(lab))}"
+        time.sleep(5)
+
+
+def knob_fires_then_resolves(
+    lab: LabHandle,
+    knob: list[str],
+    pattern: str,
+    expected: dict[str, str],
+    label: str,
+    on_fire: Callable[[dict[str, Any]], None] | None = None,
+) -> None:
+    """The knob, the load; `expected` must fire (then `on_fire` gets it, with its annotations), no other
+    saturation alert may, and it must resolve after `lab clear`."""
+    wait_quiet(lab)
+    applied = run_lab(lab.dir, "saturate", *knob)
+    assert applied.returncode == 0, applied.stderr
+    load = Load(lab, pattern, FIRE_WITHIN + RESOLVE_WITHIN + 60)
+    others: set[str] = set()
+    fired: dict[str, Any] | None = None
+    try:
+        while fired is None and time.monotonic() - load.started < FIRE_WITHIN:
+            time.sleep(5)
+            for alert in saturation(am_alerts(lab)):
+                if all(alert.get(k) == v for k, v in expected.items()):
+                    fired = alert
+                else:
+                    others.add(key(alert))
+        to_fire = time.monotonic() - load.started
+        assert fired is not None, f"{expected} did not fire within {FIRE_WITHIN:.0f} s; others: {others}"
+        if on_fire is not None:
+            matching = [a for a in am_alerts(lab, annotations=True) if all(a.get(k) == v for k, v in expected.items())]
+            on_fire(matching[0] if matching else fired)
+        cleared_at = time.monotonic()
+        cleared = run_lab(lab.dir, "clear")
+        assert cleared.returncode == 0, cleared.stderr
+        resolved = False
+        while not resolved and time.monotonic() - cleared_at < RESOLVE_WITHIN:
+            time.sleep(5)
+            now = saturation(am_alerts(lab))
+            others.update(key(a) for a in now if not all(a.get(k) == v for k, v in expected.items()))
+            resolved = not any(all(a.get(k) == v for k, v in expected.items()) for a in now)
+        to_resolve = time.monotonic() - cleared_at
+    finally:
+        run_lab(lab.dir, "clear")
+        load.stop()
+    shown = ", ".join(
+        f"{k}={fired[k]}" for k in ("ceph_daemon", "hostname", "device", "kind", "direction", "reason") if k in fired
+    )
+    ROWS.append(
+        f"| {label} | {fired['alertname']} | {to_fire:.0f} | {shown} | {', '.join(sorted(others)) or 'none'} "
+        f"| {to_resolve:.0f} |"
+    )
+    print(f"\n{ROWS[-1]}")
+    assert resolved, f"{expected} still active {RESOLVE_WITHIN:.0f} s after `lab clear`"
+    assert not others, f"other saturation alerts fired: {others}"

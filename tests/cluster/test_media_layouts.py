@@ -1,0 +1,150 @@
+"""The media verdict on the layouts of the campaigns' hardware, live: a lab of flash devices (they say they
+do not rotate), two OSDs per data device (partitions) and one DB device per host holding the RocksDB/WAL of
+its OSDs. Its host 1 holds osd.0 and osd.3: one data device split in two, one DB device in two.
+
+- the shared DB device saturated under 4 KiB random writes (every write is a WAL write on it): one alert,
+  naming the DB device and both OSDs, none for their data device;
+- the data device saturated under 4 MiB writes: one alert naming it and both OSDs on it;
+- the same flash devices under 4 KiB random writes with 16 in flight and no knob: no alert.
+
+Figures are printed (run with -s), as in test_saturation_alerts.py.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+import urllib.parse
+import urllib.request
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from .alert_checks import HEALTHY_SECONDS, ROWS, Load, am_alerts, key, knob_fires_then_resolves, saturation, wait_quiet
+from .labutil import LabHandle, side_lab
+from .saturating import saturating
+
+pytestmark = [pytest.mark.own_lab]
+LAYOUT = ("--hosts", "3", "--osds", "4", "--osds-per-device", "2", "--db-device", "shared", "--media", "flash",
+          "--osd-size", "3", "--db-size", "0.5")  # fmt: skip
+HOST_OSDS = (0, 3)  # host 1's
+
+
+@pytest.fixture(scope="module")
+def flash_lab() -> Iterator[LabHandle]:
+    with side_lab("pwmedia", *LAYOUT, timeout=420) as (directory, _):
+        handle = LabHandle(directory)
+        with saturating(handle, "the media layout tests") as lab:
+            yield lab
+    print("\n| layout, knob and load | alert | s to firing | labels | other saturation alerts | s to resolved |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    print("\n".join(r for r in ROWS if "flash" in r))
+
+
+def query(lab: LabHandle, expr: str) -> list[dict[str, Any]]:
+    prometheus = lab.lab.monitoring_urls()["prometheus"].rstrip("/")
+    url = f"{prometheus}/api/v1/query?" + urllib.parse.urlencode({"query": expr})
+    with urllib.request.urlopen(url, timeout=10) as r:
+        return json.load(r)["data"]["result"]
+
+
+def by_device(lab: LabHandle, expr: str) -> dict[str, float]:
+    return {r["metric"]["device"]: float(r["value"][1]) for r in query(lab, expr)}
+
+
+def devices_of(lab: LabHandle, osd: int) -> dict[str, str]:
+    """The kernel device (the disk, as node_exporter names it) of each of the OSD's BlueStore links."""
+    found = {}
+    for role, link in (("block", "block"), ("db", "block.db")):
+        target = (lab.dir / "osd" / f"ceph-{osd}" / link).resolve().name  # loopNpK
+        found[role] = re.sub(r"p\d+$", "", target)
+    return found
+
+
+def test_ceph_and_the_exporter_see_flash_shared_devices(flash_lab: LabHandle) -> None:
+    first, second = (devices_of(flash_lab, osd) for osd in HOST_OSDS)
+    assert first == second, "host 1's two OSDs share one data device and one DB device"
+    assert first["block"] != first["db"]
+    for osd in HOST_OSDS:
+        meta = flash_lab.ceph("osd", "metadata", str(osd))
+        assert meta["bluestore_bdev_rotational"] == "0", meta  # BlueStore takes them for flash
+        assert meta["bluefs_dedicated_db"] == "1" and meta["bluefs_db_rotational"] == "0", meta
+    deadline = time.monotonic() + 60
+    while True:
+        info = query(flash_lab, "host_device:ceph_perfwatch_device:info")
+        kinds = {r["metric"]["device"]: r["metric"]["kind"] for r in info}
+        shared = by_device(flash_lab, "host_device:ceph_perfwatch_device_osds:count")
+        if (kinds.get(first["block"]) and shared.get(first["db"])) or time.monotonic() > deadline:
+            break
+        time.sleep(5)
+    print(f"\nkinds {kinds}\nOSDs per device {shared}")
+    assert kinds[first["block"]] == kinds[first["db"]] == "ssd"
+    assert shared[first["block"]] == 2 and shared[first["db"]] == 2
+
+
+def names_both(role: str) -> Any:
+    def check(alert: dict[str, Any]) -> None:
+        description = alert["annotations"]["description"]
+        print(f"\ndescription: {description}")
+        assert all(f"osd.{osd} ({role})" in description for osd in HOST_OSDS), description
+
+    return check
+
+
+def test_a_saturated_shared_db_device_fires_one_alert_naming_it_and_its_osds(flash_lab: LabHandle) -> None:
+    host = flash_lab.lab.topo.host_of(HOST_OSDS[0]).crush_name
+    db = devices_of(flash_lab, HOST_OSDS[0])["db"]
+    knob_fires_then_resolves(
+        flash_lab,
+        ["media", "--host", "1", "--device", "db", "--iops", "100", "--mbps", "2"],
+        "small-random-write",
+        {"alertname": "PerfwatchDeviceSaturated", "hostname": host, "device": db, "kind": "ssd"},
+        "flash, shared DB device (db of osd.0, osd.3) at 100 IOPS, 2 MB/s; 4 KiB random writes",
+        on_fire=names_both("db"),
+    )
+
+
+def test_a_saturated_flash_data_device_fires_one_alert_naming_both_osds_on_it(flash_lab: LabHandle) -> None:
+    host = flash_lab.lab.topo.host_of(HOST_OSDS[0]).crush_name
+    data = devices_of(flash_lab, HOST_OSDS[0])["block"]
+    knob_fires_then_resolves(
+        flash_lab,
+        ["media", "--host", "1", "--device", "block", "--iops", "300", "--mbps", "10"],
+        "large-write",
+        {"alertname": "PerfwatchDeviceSaturated", "hostname": host, "device": data, "kind": "ssd"},
+        "flash, data device split in two (osd.0, osd.3) at 300 IOPS, 10 MB/s; 4 MiB writes",
+        on_fire=names_both("block"),
+    )
+
+
+def test_flash_under_a_deep_fast_load_fires_nothing(flash_lab: LabHandle) -> None:
+    """4 KiB random writes, 16 in flight, no knob: the devices work hard and serve fast."""
+    wait_quiet(flash_lab)
+    load = Load(flash_lab, "small-random-write", HEALTHY_SECONDS)
+    seen: set[str] = set()
+    busiest: dict[str, tuple[float, float, float]] = {}  # device -> (busy, queue, await), at the busiest
+    try:
+        while load.proc.poll() is None:
+            seen.update(key(a) for a in saturation(am_alerts(flash_lab)))
+            figures = {
+                name: by_device(flash_lab, f"host_device:node_disk_{name}")
+                for name in ("busy:ratio", "queue:avg", "await:seconds")
+            }
+            judged = {r["metric"]["device"] for r in query(flash_lab, "host_device:ceph_perfwatch_device:info")}
+            for device in judged:
+                now = tuple(figures[n].get(device, 0.0) for n in ("busy:ratio", "queue:avg", "await:seconds"))
+                if now[0] >= busiest.get(device, (0.0, 0.0, 0.0))[0]:
+                    busiest[device] = now  # type: ignore[assignment]
+            time.sleep(5)
+    finally:
+        out = load.stop()
+    shown = ", ".join(
+        f"{d} {b:.0%} busy, queue {q:.1f}, await {a * 1000:.2f} ms" for d, (b, q, a) in sorted(busiest.items())
+    )
+    ROWS.append(f"| flash, no knob, deep fast load ({out.removeprefix('lab: ')}) | none expected | | {shown} | "
+                f"{', '.join(sorted(seen)) or 'none'} | |")  # fmt: skip
+    print(f"\n{ROWS[-1]}")
+    assert load.proc.returncode == 0
+    assert not seen, f"saturation alerts under a deep but fast load on flash: {seen}"
