@@ -60,9 +60,9 @@ def _on_device(record: str, around: str = "{}") -> str:
     return f'query (printf "{series}" {DEVICE_LABELS})'
 
 
-def _device_figure(record: str) -> str:
-    """The device's value of a recorded series, as a duration ("none" where it has none)."""
-    return "{{ with " + _on_device(record) + " }}{{ . | first | value | humanizeDuration }}{{ else }}none{{ end }}"
+def _device_figure(record: str, shown: str = "humanizeDuration") -> str:
+    """The device's value of a recorded series, shown as a duration or by `shown` ("none" where it has none)."""
+    return "{{ with " + _on_device(record) + " }}{{ . | first | value | " + shown + " }}{{ else }}none{{ end }}"
 
 
 def _osds_on_device(each: str, around: str = "{}") -> str:
@@ -89,7 +89,10 @@ def saturation_alerts(p: Profile) -> list[Alert]:
             + _osds_on_device("{{ .Labels.ceph_daemon }}", "max by (ceph_daemon) ({})"),
             "Device {{ $labels.device }} ({{ $labels.kind }}) of host {{ $labels.hostname }} is "
             "{{ $value | humanizePercentage }} busy with "
-            f"{p.media_queue_depth:g} or more requests queued on average, and slow for its kind: its I/Os take "
+            + _device_figure("host_device:node_disk_queue:avg", 'printf "%.1f"')
+            + " requests in flight on average (limit "
+            + _device_figure("host_device:ceph_perfwatch_media_queue_limit:avg", 'printf "%.1f"')
+            + "), and slow for its kind: its I/Os take "
             + _device_figure("host_device:node_disk_await:seconds")
             + " (await; limit "
             + _device_figure("host_device:ceph_perfwatch_media_await_limit:seconds")

@@ -72,6 +72,12 @@ class Profile:
     # 30 m on any disk; a device with 4+ waiting while it is 90 % busy is queueing, and the latency
     # conditions below keep a deep but fast flash queue from firing.
     media_queue_depth: float = 4.0
+    # ... except on a device that holds only RocksDB DB/WAL partitions (no OSD's data): each OSD's kv sync
+    # thread writes its WAL one batch at a time, so N OSDs keep at most about N writes in flight there,
+    # however overloaded they are (their ops queue in the OSD, above the device). Its queue condition is
+    # this many per OSD whose WAL it holds, at most media_queue_depth: most of them waiting on it. (The
+    # campaigns' Optane held 14 OSDs' WAL: 4; the lab's shared DB device holds 2: 1.5.)
+    media_wal_queue_per_osd: float = 0.75
     # The device's own await (seconds per I/O, iostat's await, reads and writes together) for its kind:
     # - hdd: a 7.2k disk serves in 5-15 ms even with a few queued (seek plus half a rotation is about
     #   8 ms); 50 ms per I/O is a queue waiting several service times.

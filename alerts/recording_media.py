@@ -62,6 +62,16 @@ def media_signal_rules(p: Profile) -> list[Rule]:
             f'({INFO}{{role="db"}} unless {osd_role} {INFO}{{role="wal"}})\nor\n'
             f'({INFO}{{role="block"}} unless {osd_role} {INFO}{{role=~"db|wal"}})',
         ),
+        # the queue from which a device counts as queued: media_queue_depth, or for a device holding only
+        # DB/WAL partitions, media_wal_queue_per_osd per OSD whose WAL it holds (profiles.py says why)
+        rule(
+            "host_device:ceph_perfwatch_media_queue_limit:avg",
+            f"clamp_max(\n{p.media_wal_queue_per_osd:g} * "
+            + by(DEVICE, "count", 'osd_device:ceph_perfwatch_kv_device:info{role=~"db|wal"}')
+            + f'\nunless {ON_DEVICE}\n{INFO}{{role="block"}},\n{p.media_queue_depth:g})\nor\n'
+            + by(DEVICE, "max", INFO)
+            + f" * {p.media_queue_depth:g}",
+        ),
         # how many OSDs each judged device holds (two per NVMe split in partitions, 14 on a shared DB device)
         rule(
             "host_device:ceph_perfwatch_device_osds:count",
@@ -123,7 +133,8 @@ def media_verdict_rules(p: Profile) -> list[Rule]:
         rule(
             "host_device:ceph_perfwatch_media_saturated:bool",
             f"(host_device:node_disk_busy:ratio >= bool {p.media_busy_ratio})\n* {ON_DEVICE}\n"
-            f"(host_device:node_disk_queue:avg >= bool {p.media_queue_depth})\n* {ON_DEVICE} group_right ()\n"
+            f"(host_device:node_disk_queue:avg >= bool {ON_DEVICE} host_device:ceph_perfwatch_media_queue_limit:avg)\n"
+            f"* {ON_DEVICE} group_right ()\n"
             "host_device:ceph_perfwatch_media_slow:bool",
         ),
         # per OSD and device: the device's verdict, for the OSD's dashboards and the per-OSD verdict

@@ -113,6 +113,10 @@ def render(config: LabConfig, topo: Topology, fsid: str) -> str:
                 ("bluestore block create", "true" if config.osd_backing == "file" else "false"),
                 ("bluestore block size", config.osd_size_bytes),
                 ("bluestore rocksdb options", ROCKSDB_OPTIONS),
+                # The lab's block.db partitions are small (--db-size): RocksDB's level sizing would put
+                # its second level on the data device (BLUEFS_SPILLOVER) long before they are full.
+                # fit_to_fast keeps it on the DB device while it fits, as a DB device sized for its OSDs does.
+                *([("bluestore volume selection policy", "fit_to_fast")] if config.db_device != "none" else []),
             ],
         ),
     ]

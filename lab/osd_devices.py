@@ -67,8 +67,9 @@ def link(data: Path, roles: dict[str, str]) -> None:
 def detach_all(directory: Path, state: LabState) -> list[str]:
     """Detach every loop device the state records, upper ones before the ones beneath them; the problems."""
     problems: list[str] = []
-    keys = list(state.loops)
-    for key in reversed(keys):  # a stacked device was recorded after the one beneath it
+    # upper devices first: the state file keeps its keys sorted, not in the order they were attached
+    keys = sorted(state.loops, key=lambda k: (layout.lower_key(k) not in state.loops, k))
+    for key in keys:
         lower = state.loops.get(layout.lower_key(key))
         if lower is not None:  # a stacked device, over the loop device beneath it
             backing = Path(lower)

@@ -77,7 +77,10 @@ class DeviceResolver:
                 name = name[: -len(_DELETED)]
             if name:
                 try:
-                    below_node = self._by_devnum(self.host.stat(self.host.resolve(name)).dev)
+                    st = self.host.stat(self.host.resolve(name))
+                    # a loop device over a block device (one loop stacked on another): that device itself;
+                    # over a file: the disk holding the file
+                    below_node = self._by_devnum(st.rdev if stat.S_ISBLK(st.mode) else st.dev)
                 except OSError as exc:
                     self.problems.append("{}: backing file {}: {}".format(node.disk, name, exc))
                     below_node = None

@@ -2,10 +2,11 @@
 do not rotate), two OSDs per data device (partitions) and one DB device per host holding the RocksDB/WAL of
 its OSDs. Its host 1 holds osd.0 and osd.3: one data device split in two, one DB device in two.
 
+- the flash devices under 4 KiB random writes with 16 in flight and no knob (first, on a fresh lab): no
+  media alert, with the devices' busy fraction, queue and await printed;
 - the shared DB device saturated under 4 KiB random writes (every write is a WAL write on it): one alert,
   naming the DB device and both OSDs, none for their data device;
-- the data device saturated under 4 MiB writes: one alert naming it and both OSDs on it;
-- the same flash devices under 4 KiB random writes with 16 in flight and no knob: no alert.
+- the data device saturated under 4 MiB writes: one alert naming it and both OSDs on it.
 
 Figures are printed (run with -s), as in test_saturation_alerts.py.
 """
@@ -28,7 +29,7 @@ from .saturating import saturating
 
 pytestmark = [pytest.mark.own_lab]
 LAYOUT = ("--hosts", "3", "--osds", "4", "--osds-per-device", "2", "--db-device", "shared", "--media", "flash",
-          "--osd-size", "3", "--db-size", "0.5")  # fmt: skip
+          "--osd-size", "3", "--db-size", "1")  # fmt: skip
 HOST_OSDS = (0, 3)  # host 1's
 
 
@@ -84,50 +85,20 @@ def test_ceph_and_the_exporter_see_flash_shared_devices(flash_lab: LabHandle) ->
     assert shared[first["block"]] == 2 and shared[first["db"]] == 2
 
 
-def names_both(role: str) -> Any:
-    def check(alert: dict[str, Any]) -> None:
-        description = alert["annotations"]["description"]
-        print(f"\ndescription: {description}")
-        assert all(f"osd.{osd} ({role})" in description for osd in HOST_OSDS), description
-
-    return check
-
-
-def test_a_saturated_shared_db_device_fires_one_alert_naming_it_and_its_osds(flash_lab: LabHandle) -> None:
-    host = flash_lab.lab.topo.host_of(HOST_OSDS[0]).crush_name
-    db = devices_of(flash_lab, HOST_OSDS[0])["db"]
-    knob_fires_then_resolves(
-        flash_lab,
-        ["media", "--host", "1", "--device", "db", "--iops", "100", "--mbps", "2"],
-        "small-random-write",
-        {"alertname": "PerfwatchDeviceSaturated", "hostname": host, "device": db, "kind": "ssd"},
-        "flash, shared DB device (db of osd.0, osd.3) at 100 IOPS, 2 MB/s; 4 KiB random writes",
-        on_fire=names_both("db"),
-    )
-
-
-def test_a_saturated_flash_data_device_fires_one_alert_naming_both_osds_on_it(flash_lab: LabHandle) -> None:
-    host = flash_lab.lab.topo.host_of(HOST_OSDS[0]).crush_name
-    data = devices_of(flash_lab, HOST_OSDS[0])["block"]
-    knob_fires_then_resolves(
-        flash_lab,
-        ["media", "--host", "1", "--device", "block", "--iops", "300", "--mbps", "10"],
-        "large-write",
-        {"alertname": "PerfwatchDeviceSaturated", "hostname": host, "device": data, "kind": "ssd"},
-        "flash, data device split in two (osd.0, osd.3) at 300 IOPS, 10 MB/s; 4 MiB writes",
-        on_fire=names_both("block"),
-    )
-
-
-def test_flash_under_a_deep_fast_load_fires_nothing(flash_lab: LabHandle) -> None:
-    """4 KiB random writes, 16 in flight, no knob: the devices work hard and serve fast."""
+def test_flash_under_a_deep_fast_load_fires_no_media_alert(flash_lab: LabHandle) -> None:
+    """4 KiB random writes, 16 in flight, no knob: the devices hold deep queues and serve each I/O fast. No
+    media alert may fire. (The lab's two cores run out first: the CPU verdict may fire, rightly, as it did
+    for the campaigns' 4 KiB random I/O; it is reported in the table, not asserted.)"""
     wait_quiet(flash_lab)
     load = Load(flash_lab, "small-random-write", HEALTHY_SECONDS)
     seen: set[str] = set()
+    media: set[str] = set()
     busiest: dict[str, tuple[float, float, float]] = {}  # device -> (busy, queue, await), at the busiest
     try:
         while load.proc.poll() is None:
-            seen.update(key(a) for a in saturation(am_alerts(flash_lab)))
+            now = saturation(am_alerts(flash_lab))
+            seen.update(key(a) for a in now)
+            media.update(key(a) for a in now if a.get("resource") == "media")
             figures = {
                 name: by_device(flash_lab, f"host_device:node_disk_{name}")
                 for name in ("busy:ratio", "queue:avg", "await:seconds")
@@ -147,4 +118,41 @@ def test_flash_under_a_deep_fast_load_fires_nothing(flash_lab: LabHandle) -> Non
                 f"{', '.join(sorted(seen)) or 'none'} | |")  # fmt: skip
     print(f"\n{ROWS[-1]}")
     assert load.proc.returncode == 0
-    assert not seen, f"saturation alerts under a deep but fast load on flash: {seen}"
+    assert not media, f"media alerts under a deep but fast load on flash: {media}"
+
+
+def names_both(role: str) -> Any:
+    def check(alert: dict[str, Any]) -> None:
+        description = alert["annotations"]["description"]
+        print(f"\ndescription: {description}")
+        assert all(f"osd.{osd} ({role})" in description for osd in HOST_OSDS), description
+
+    return check
+
+
+def test_a_saturated_shared_db_device_fires_one_alert_naming_it_and_its_osds(flash_lab: LabHandle) -> None:
+    host = flash_lab.lab.topo.host_of(HOST_OSDS[0]).crush_name
+    db = devices_of(flash_lab, HOST_OSDS[0])["db"]
+    knob_fires_then_resolves(
+        flash_lab,
+        # 30 IOPS: each OSD's kv sync thread then waits on the DB device for every WAL write, and both
+        # keep it busy (at 100 IOPS their commits leave it idle a fifth of the time)
+        ["media", "--host", "1", "--device", "db", "--iops", "30", "--mbps", "1"],
+        "small-random-write",
+        {"alertname": "PerfwatchDeviceSaturated", "hostname": host, "device": db, "kind": "ssd"},
+        "flash, shared DB device (db of osd.0, osd.3) at 30 IOPS, 1 MB/s; 4 KiB random writes",
+        on_fire=names_both("db"),
+    )
+
+
+def test_a_saturated_flash_data_device_fires_one_alert_naming_both_osds_on_it(flash_lab: LabHandle) -> None:
+    host = flash_lab.lab.topo.host_of(HOST_OSDS[0]).crush_name
+    data = devices_of(flash_lab, HOST_OSDS[0])["block"]
+    knob_fires_then_resolves(
+        flash_lab,
+        ["media", "--host", "1", "--device", "block", "--iops", "300", "--mbps", "10"],
+        "large-write",
+        {"alertname": "PerfwatchDeviceSaturated", "hostname": host, "device": data, "kind": "ssd"},
+        "flash, data device split in two (osd.0, osd.3) at 300 IOPS, 10 MB/s; 4 MiB writes",
+        on_fire=names_both("block"),
+    )

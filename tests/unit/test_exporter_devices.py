@@ -40,6 +40,18 @@ def test_loop_device_and_the_disk_under_its_backing_file(host: FakeHost) -> None
     assert rows(host) == [DeviceRow("block", "loop3", "", "direct"), DeviceRow("block", "vda", "", "loop")]
 
 
+def test_a_loop_device_over_another_loop_device_goes_down_to_the_disk(host: FakeHost) -> None:
+    host.file_on("/srv/db.img", "vda")
+    host.loop("loop2", 2, "/srv/db.img")
+    host.loop("loop3", 3, "/dev/loop2")  # stacked: its backing "file" is the lower loop device's node
+    host.link(OSD + "/block.db", "/dev/loop3")
+    assert rows(host, "db", OSD + "/block.db") == [
+        DeviceRow("db", "loop3", "", "direct"),
+        DeviceRow("db", "loop2", "", "loop"),
+        DeviceRow("db", "vda", "", "loop"),
+    ]
+
+
 def test_a_deleted_backing_file_is_still_followed_by_name(host: FakeHost) -> None:
     host.file_on("/srv/osd0.img", "vda")
     host.loop("loop3", 3, "/srv/osd0.img (deleted)")

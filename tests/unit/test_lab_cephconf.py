@@ -45,3 +45,8 @@ def test_one_osd_lab_allows_size_one_pools_without_warning() -> None:
 def test_file_backing_lets_bluestore_create_its_file() -> None:
     assert parse(LabConfig(osd_backing="file"))["osd"]["bluestore block create"] == "true"
     assert parse(LabConfig(osd_backing="loop"))["osd"]["bluestore block create"] == "false"
+
+
+def test_a_shared_db_device_keeps_rocksdb_on_it_while_it_fits() -> None:
+    assert parse(LabConfig(db_device="shared"))["osd"]["bluestore volume selection policy"] == "fit_to_fast"
+    assert "bluestore volume selection policy" not in parse(LabConfig())["osd"]

@@ -111,13 +111,15 @@ def test_detach_order_is_upper_devices_first_with_their_backing(monkeypatch: pyt
     detached: list[tuple[str, Path]] = []
     monkeypatch.setattr(loopdev, "detach", lambda dev, backing: detached.append((dev, backing)) or [])
     state = LabState()
-    state.loops.update({"h1-data0-disk": "/dev/loop4", "h1-data0": "/dev/loop5", "h1-db-disk": "/dev/loop6",
-                        "h1-db": "/dev/loop7", "0": "/dev/loop1"})  # fmt: skip
+    # as the state file holds them: keys sorted, a lower device's key after its upper one's
+    state.loops.update({"0": "/dev/loop1", "h1-data0": "/dev/loop5", "h1-data0-disk": "/dev/loop4",
+                        "h1-db": "/dev/loop7", "h1-db-disk": "/dev/loop6"})  # fmt: skip
+    state = LabState.from_json(state.to_json())
     assert osd_devices.detach_all(Path("/lab"), state) == []
-    assert detached == [
+    uppers, rest = detached[:2], detached[2:]
+    assert sorted(uppers) == [("/dev/loop5", Path("/dev/loop4")), ("/dev/loop7", Path("/dev/loop6"))]
+    assert sorted(rest) == [
         ("/dev/loop1", Path("/lab/devices/osd.0.img")),
-        ("/dev/loop7", Path("/dev/loop6")),
-        ("/dev/loop6", Path("/lab/devices/h1-db.img")),
-        ("/dev/loop5", Path("/dev/loop4")),
         ("/dev/loop4", Path("/lab/devices/h1-data0.img")),
+        ("/dev/loop6", Path("/lab/devices/h1-db.img")),
     ]
