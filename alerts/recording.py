@@ -214,9 +214,10 @@ def verdict_rules(p: Profile) -> list[Rule]:
 def groups(p: Profile) -> list[dict[str, Any]]:
     """The recording rule groups, in evaluation order (a group reads only earlier groups' results)."""
     made = [
-        ("perfwatch-signals", signal_rules(p)),
-        ("perfwatch-osd", osd_rules(p)),
-        ("perfwatch-verdicts", verdict_rules(p)),
+        # One group from the inputs to the verdicts: its rules run in order on one evaluation, each reading
+        # the ones before it at once. Split over groups, each hop waited for the next group's evaluation,
+        # 0 to 1 interval by the groups' hashes (bench/rule_chain_lag.py: 3 hops, up to 3 minutes).
+        ("perfwatch-verdicts", signal_rules(p) + osd_rules(p) + verdict_rules(p)),
         ("perfwatch-store", store_rules(p)),
         ("perfwatch-inputs", health_rules(p)),
         ("perfwatch-dashboards", dashboard_rules(p)),
