@@ -38,9 +38,10 @@ class Profile:
     # rook-ceph-mgr and rook-ceph-exporter: set this selector to match.
     ceph_selector: str = 'job=~"ceph|ceph-exporter"'
     # Devices under an OSD that the media verdict judges: not a loop file's backing disk, which holds the
-    # host's other files and every other loop-backed OSD too; the loop device itself is what the OSD
-    # queues on.
-    media_device_selector: str = 'via!="loop"'
+    # host's other files and every other loop-backed OSD too (the loop device itself is what the OSD
+    # queues on); nor the paths of a dm-multipath device, each carrying a share of its one disk's queue
+    # (the multipath device is judged).
+    media_device_selector: str = 'via!~"loop|multipath"'
     # ... nor a device-mapper or md device (an LVM volume, dm-crypt, a RAID): it is judged through the
     # disks beneath it, which the exporter reports too (via="dm"/"md"). They are what queues, and
     # several volumes share one (ceph-volume's `--osds-per-device`), so the verdict names the disk once.

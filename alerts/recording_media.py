@@ -38,7 +38,17 @@ def media_signal_rules(p: Profile) -> list[Rule]:
     exp = p.exporter_selector
     device_info = sel("ceph_perfwatch_device_info", exp)
     stacked = by(DEVICE, "max", sel("ceph_perfwatch_device_info", exp, p.stacked_device_selector))
-    known = by(DEVICE_KIND, "max", device_info)
+    # One kind per device even when two exporters of a host disagree (a version skew, one without /sys):
+    # the most conservative, the kind with the largest limits, first.
+    order = ("unknown", "hdd", "ssd", "nvme")
+    branches = []
+    for i, kind in enumerate(order):
+        branch = by(DEVICE_KIND, "max", sel("ceph_perfwatch_device_info", exp, f'kind="{kind}"'))
+        if i:
+            before = sel("ceph_perfwatch_device_info", exp, 'kind=~"{}"'.format("|".join(order[:i])))
+            branch += f" unless {ON_DEVICE} {before}"
+        branches.append(f"({branch})")
+    known = "\nor\n".join(branches)
     osd_role = "on (cluster, hostname, ceph_daemon)"
     return [
         # which OSD sits on which device (the devices the media verdict judges), and on which host
@@ -50,7 +60,7 @@ def media_signal_rules(p: Profile) -> list[Rule]:
         # each judged device's kind; unknown where the exporter does not say (an older exporter)
         rule(
             KIND_INFO,
-            f"{known}\nand {ON_DEVICE}\n{INFO}\nor\n"
+            f"({known})\nand {ON_DEVICE}\n{INFO}\nor\n"
             + with_label(f"{by(DEVICE, 'max', INFO)}\nunless {ON_DEVICE}\n{device_info}", "kind", "unknown"),
         ),
         rule("host_device:ceph_perfwatch_media_await_limit:seconds", _per_kind(p, 0)),

@@ -27,8 +27,8 @@ def attach_all(
     paths: dict[int, dict[str, str]] = {}
     for device in layout.plan(config, topo):
         top = _attach(config.directory, device, state, save)
-        if not device.rotational:
-            loopdev.set_rotational(top, False)
+        # always: kernels before 6.11 take a loop device over a block device for one that does not rotate
+        loopdev.set_rotational(top, device.rotational)
         if device.partitioned:
             partitions = loopdev.add_partitions(top, layout.partition_table(device.parts))
             by_number = dict(zip(sorted(p.number for p in device.parts), partitions, strict=True))

@@ -3,29 +3,35 @@
 The media verdict judges "slow" by the device's kind: flash saturates at latencies far below a disk's
 healthy ones. sysfs tells two things:
 - the transport: nvme (the NVMe subsystem), sata (libata beneath the SCSI disk), sas (a SAS end device),
-  scsi (any other SCSI disk: RAID controllers, USB, iSCSI), virtio, loop, dm, md, virtual (no device
+  scsi (any other SCSI disk: RAID controllers, USB, iSCSI), virtio, loop, dm, md, multipath (a
+  dm-multipath device, judged itself: its paths are not), virtual (no device
   behind it: zram, rbd, nbd...), or the bus's own name;
 - `queue/rotational`, the flag BlueStore itself reads (`bluestore_bdev_rotational`) to tune for HDD or
   flash. Kernels set it to 1 unless a driver or an operator says the device does not rotate.
 The kind:
-- nvme: an NVMe device (unless it says it rotates: NVMe HDDs exist, they are hdd);
+- nvme: a local (PCIe) NVMe device (unless it says it rotates: NVMe HDDs exist, they are hdd); NVMe over a
+  network (nvme-tcp, -rdma, -fc) and a cloud's network volume presenting as NVMe (AWS EBS, GCP Persistent
+  Disk: their controller's `model`) serve in milliseconds and are ssd;
 - ssd: any other device that says it does not rotate (the kernel's and BlueStore's word for flash; a
   loop device over flash, or one the lab marks so, is ssd too);
 - hdd: a rotating SATA, SAS or SCSI disk;
 - unknown: rotating by the flag on a transport that cannot tell (virtio, loop, dm, md, virtual: 1 is the
   kernel's default there), or sysfs unreadable. The rules judge unknown like hdd, the conservative side:
   a flash device taken for a disk waits for disk-like latency before it is called slow, never the reverse.
-A dm or md device takes the kind its members share (an LVM volume on an NVMe is nvme).
+A dm, md or multipath device takes the kind its members share (an LVM volume on an NVMe is nvme).
 """
 
 import posixpath
 from typing import Callable, Dict, List, NamedTuple, Optional, Tuple
 
+from .devices import is_multipath
 from .fsroot import Root
 
 REFRESH_SECONDS = 60.0  # a replaced disk that reuses a name is classified again within a minute
 MAX_DEPTH = 4  # dm/md levels followed to find the members' kind
 KINDS = ("hdd", "ssd", "nvme", "unknown")
+# Models of cloud block volumes that present as PCIe NVMe but are network storage (1-3 ms per I/O)
+NETWORK_NVME_MODELS = ("Amazon Elastic Block Store", "nvme_card-pd", "PersistentDisk")
 _DISK_TRANSPORTS = ("sata", "sas", "scsi")
 
 
@@ -71,7 +77,7 @@ class DeviceKinds:
             raise ValueError("/sys/class/block/{} not found".format(disk))
         rotational = self._rotational(disk, sysdir)
         transport = self._transport(disk, sysdir)
-        if transport in ("dm", "md") and depth < MAX_DEPTH:
+        if transport in ("dm", "md", "multipath") and depth < MAX_DEPTH:
             members = self._members_kind(sysdir, depth)
             if members is not None:
                 return DeviceKind(members, rotational, transport)
@@ -90,6 +96,8 @@ class DeviceKinds:
         return value
 
     def _transport(self, disk: str, sysdir: str) -> str:
+        if is_multipath(self.host, sysdir):
+            return "multipath"
         for marker in ("loop", "dm", "md"):
             if self.host.exists(posixpath.join(sysdir, marker)):
                 return marker
@@ -100,7 +108,7 @@ class DeviceKinds:
         subsystem_link = posixpath.join(device, "subsystem")
         subsystem = posixpath.basename(self.host.resolve(subsystem_link)) if self.host.lexists(subsystem_link) else ""
         if subsystem.startswith("nvme") or _nvme_name(disk):
-            return "nvme"
+            return self._nvme_transport(device)
         if subsystem == "scsi":
             if "/end_device-" in device or self.host.exists(posixpath.join(device, "sas_address")):
                 return "sas"
@@ -110,6 +118,25 @@ class DeviceKinds:
                 return "virtio"  # virtio-scsi: the host behind it could be anything
             return "scsi"
         return subsystem or "unknown"
+
+    def _nvme_transport(self, controller: str) -> str:
+        """nvme for local PCIe flash; nvme-<fabric> for NVMe over a network (the controller's `transport`:
+        tcp, rdma, fc), nvme-cloud for a cloud's network volume that presents as PCIe NVMe (its `model`):
+        both serve in milliseconds, as SSDs, not in NVMe's tens of microseconds."""
+        transport = self._attribute(controller, "transport")
+        if transport and transport != "pcie":
+            return "nvme-" + transport
+        model = self._attribute(controller, "model")
+        if any(name in model for name in NETWORK_NVME_MODELS):
+            return "nvme-cloud"
+        return "nvme"
+
+    def _attribute(self, directory: str, name: str) -> str:
+        path = posixpath.join(directory, name)
+        try:
+            return self.host.read_text(path).strip() if self.host.exists(path) else ""
+        except OSError:
+            return ""
 
     def _members_kind(self, sysdir: str, depth: int) -> Optional[str]:
         """The kind every member (slave) of a dm or md device shares; None if they differ or none is known."""
@@ -130,6 +157,8 @@ def kind_of(transport: str, rotational: str) -> str:
     """The kind from a transport and the rotational flag (module docstring)."""
     if transport == "nvme":
         return "hdd" if rotational == "1" else "nvme"
+    if transport.startswith("nvme-"):  # over a network (nvme-tcp, -rdma, -fc) or a cloud's network volume
+        return "hdd" if rotational == "1" else "ssd"
     if rotational == "0":
         return "ssd"
     if rotational == "1" and transport in _DISK_TRANSPORTS:

@@ -20,7 +20,7 @@ class DeviceRow(NamedTuple):
     role: str  # block | db | wal
     device: str  # the disk, as in /proc/diskstats
     partition: str  # the partition on it ("sda1"), or ""
-    via: str  # direct | file | loop | dm (| md for an md RAID's members)
+    via: str  # direct | file | loop | dm (| md for an md RAID's members, multipath for a dm-multipath's paths)
 
 
 class Node(NamedTuple):
@@ -88,7 +88,13 @@ class DeviceResolver:
                     below.append((below_node, "loop"))
         slaves = posixpath.join(node.disk_dir, "slaves")
         if self.host.exists(slaves):
-            via = "md" if node.disk.startswith("md") else "dm"  # md RAID members are "slaves" too
+            # md RAID members are "slaves" too; the paths of a dm-multipath device are "multipath": the
+            # device above them is the one disk they all lead to
+            via = "dm"
+            if node.disk.startswith("md"):
+                via = "md"
+            elif is_multipath(self.host, node.disk_dir):
+                via = "multipath"
             for slave in self.host.listdir(slaves):
                 below_node = self._from_sysdir(self.host.resolve(posixpath.join(slaves, slave)))
                 below.append((below_node, via))
@@ -127,3 +133,12 @@ class DeviceResolver:
         if major == 0 or not self.host.lexists(entry):
             return None
         return self._from_sysdir(self.host.resolve(entry))
+
+
+def is_multipath(host: Root, disk_dir: str) -> bool:
+    """A dm-multipath device: its dm/uuid starts with "mpath-" (as multipathd names them)."""
+    uuid = posixpath.join(disk_dir, "dm", "uuid")
+    try:
+        return host.exists(uuid) and host.read_text(uuid).startswith("mpath-")
+    except OSError:
+        return False

@@ -190,6 +190,17 @@ class MgrAdapter(CephAdapter):
                 out[int(pgid[len(prefix) :], 16)] = int(pg["acting_primary"])
         return out
 
+    def pg_acting(self, pool_id: int) -> Dict[int, List[int]]:
+        """PG number -> its acting set (primary first where the stats say so), from the mgr's PG stats."""
+        out: Dict[int, List[int]] = {}
+        prefix = "{}.".format(pool_id)
+        for pg in (self.module.get("pg_stats") or {}).get("pg_stats", []):
+            pgid = pg.get("pgid", "")
+            acting = pg.get("acting")
+            if pgid.startswith(prefix) and isinstance(acting, list):
+                out[int(pgid[len(prefix) :], 16)] = [int(o) for o in acting if isinstance(o, int) and o >= 0]
+        return out
+
     def open_ioctx(self, pool: str) -> Any:
         return self.module.rados.open_ioctx(pool)
 

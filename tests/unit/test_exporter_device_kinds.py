@@ -157,3 +157,32 @@ def test_kind_of_is_the_table_of_the_docstring() -> None:
     assert kind_of("dm", "0") == "ssd"
     assert kind_of("scsi", "") == "unknown"
     assert kind_of("virtual", "1") == "unknown"
+
+
+def test_a_multipath_device_is_judged_itself_and_takes_its_paths_kind(host: FakeHost) -> None:
+    for n, path in enumerate(("sda", "sdb")):
+        host.disk(path, 8, 16 * n)
+        host.device_kind(path, "sas", "1", n)
+    host.dm("dm-2", 2, ["sda", "sdb"])
+    host.write(f"sys/{host.sysdirs['dm-2']}/dm/uuid", "mpath-3600508b400105e210000900000490000\n")
+    assert kinds(host).kind("dm-2") == DeviceKind("hdd", "1", "multipath")
+
+
+@pytest.mark.parametrize(
+    ("attributes", "expected"),
+    [
+        ({"transport": "pcie", "model": "INTEL SSDPE2KX040T8"}, DeviceKind("nvme", "0", "nvme")),
+        ({"transport": "tcp", "model": "Linux"}, DeviceKind("ssd", "0", "nvme-tcp")),
+        ({"transport": "rdma"}, DeviceKind("ssd", "0", "nvme-rdma")),
+        ({"transport": "pcie", "model": "Amazon Elastic Block Store"}, DeviceKind("ssd", "0", "nvme-cloud")),
+        ({"model": "nvme_card-pd"}, DeviceKind("ssd", "0", "nvme-cloud")),
+    ],
+)
+def test_nvme_over_a_network_or_a_cloud_volume_is_ssd(
+    host: FakeHost, attributes: dict[str, str], expected: DeviceKind
+) -> None:
+    host.disk("nvme0n1", 259, 0)
+    host.device_kind("nvme0n1", "nvme", "0")
+    for name, value in attributes.items():
+        host.write(f"sys/devices/pci0000:00/0000:00:04.0/nvme/nvme0/{name}", value + "\n")
+    assert kinds(host).kind("nvme0n1") == expected

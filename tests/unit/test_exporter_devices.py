@@ -155,3 +155,14 @@ def test_a_directory_is_neither_device_nor_file(host: FakeHost) -> None:
     (host.path(OSD + "/block")).mkdir(parents=True)
     with pytest.raises(DeviceError):
         rows(host)
+
+
+def test_the_paths_of_a_multipath_device_are_via_multipath(host: FakeHost) -> None:
+    host.dm("dm-2", 2, ["sda", "sdb"])  # two paths to one LUN
+    host.write(f"sys/{host.sysdirs['dm-2']}/dm/uuid", "mpath-3600508b400105e210000900000490000\n")
+    host.link(OSD + "/block", "/dev/dm-2")
+    assert rows(host) == [
+        DeviceRow("block", "dm-2", "", "direct"),
+        DeviceRow("block", "sda", "", "multipath"),
+        DeviceRow("block", "sdb", "", "multipath"),
+    ]

@@ -70,6 +70,9 @@ class Context:
         # The parameters as the user gave them (None: not given). None when the runner does not pass
         # them: then a value other than the default counts as asked for (Benchmark.explicit).
         self.requested = requested
+        # Per OSD measured, the acting set of the PG its result came from (the rados probe sets it): whose
+        # a slow replicated write is (attribution.py).
+        self.acting: Dict[int, List[int]] = {}
         # Results as they come in (a kind that measures OSD by OSD adds each): what the history keeps
         # of a run that is interrupted (its mgr died) before it could return them.
         self.measured: List[Measurement] = []

@@ -4,6 +4,7 @@ regressions raised from them; and forgetting baselines on request."""
 import threading
 from typing import Any, Dict, Iterable, List, Optional, Tuple
 
+from . import attribution
 from .baseline import Verdict
 from .run import Run
 from .store import BenchStore
@@ -58,6 +59,8 @@ class Judging:
             verdicts = self._store.judge(
                 run.measurements, classes, float(opts["regression_fraction"]), int(opts["baseline_min_results"])
             )
+            if run.acting:  # a slow replica's writes are its regression, not its peers' (attribution.py)
+                verdicts = attribution.attribute(verdicts, run.kind, run.acting)
             streaks, regressions = next_streaks(verdicts, self._store.streaks(), needed, run.run_id, run.ended_at)
             self._store.record_verdicts(streaks, regressions)
 

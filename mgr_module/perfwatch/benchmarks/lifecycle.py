@@ -169,6 +169,7 @@ class Lifecycle:
             ctx = make_context(run, plan, opts, self._adapter, self._io_factory, self._store, self._progress, self._log)
             try:
                 run.measurements = kind.run(ctx)
+                run.acting = dict(ctx.acting)
                 if not run.measurements:
                     raise BenchError("measured nothing")
             except Cancelled:

@@ -12,7 +12,7 @@ from typing import Any, Dict, List
 
 from .base import BenchError, Benchmark, Context, ParamSpec
 from .capacity import CapacityView, check_nearfull, pool_osds, rados_max_objects
-from .placement import names_per_primary
+from .placement import names_per_primary, pg_of
 from .qd_loop import run_at_queue_depth
 from .radosio import RadosIO
 from .results import Measurement
@@ -71,6 +71,11 @@ class RadosLatency(Benchmark):
                 "moments ago): the next probe will have them".format(ctx.options["scratch_pool"])
             )
         names = names_per_primary(up, primaries, pg_num, ns, ctx.run_id)
+        acting = ctx.adapter.pg_acting(pool_id) if hasattr(ctx.adapter, "pg_acting") else {}
+        for probed, obj in names.items():
+            members = acting.get(pg_of(obj, ns, pg_num)) if obj is not None else None
+            if members:
+                ctx.acting[probed] = members
         data = os.urandom(BLOCK)
         results: List[Measurement] = []
         lock = threading.Lock()

@@ -30,6 +30,7 @@ class Run:
         self.started_at = time.time()
         self.ended_at: Optional[float] = None
         self.measurements: List[Measurement] = []
+        self.acting: Dict[int, List[int]] = {}  # OSD measured -> the acting set of its PG (Context.acting)
         self.scope = ""  # what it covers, in words: "3 OSDs", "the bucket index"
         self.requested: Dict[str, Optional[int]] = {}  # the parameters as asked (None: not given)
         self.cancel = threading.Event()
