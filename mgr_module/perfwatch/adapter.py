@@ -89,6 +89,10 @@ class CephAdapter:
         """The OSD's client op latency counter: {"sum": seconds, "avgcount": ops}."""
         raise NotImplementedError
 
+    def osd_commit_latency(self, osd_id: int) -> Optional[Tuple[float, float]]:
+        """The OSD's BlueStore commit latency counter: (sum in seconds, commits); None if it has none."""
+        raise NotImplementedError
+
     def capacity_view(self) -> Any:
         """benchmarks.capacity.CapacityView: free space per OSD, nearfull_ratio, size, max_avail and
         OSDs per pool, as the mgr sees them now (no request to any daemon)."""

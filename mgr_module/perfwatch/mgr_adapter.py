@@ -17,6 +17,7 @@ from mgr_module import CommandResult, MgrModule
 from . import counters
 from .adapter import REASON_BUSY, REASON_DECODE, REASON_ERROR, REASON_TIMEOUT, CephAdapter, FetchError
 from .benchmarks.capacity import CapacityView, view_from_payloads
+from .benchmarks.commit_evidence import commit_reading
 from .benchmarks.planning import OsdInfo
 from .benchmarks.radosio import RadosIO
 
@@ -218,6 +219,10 @@ class MgrAdapter(CephAdapter):
         dump = self.tell_osd(osd_id, {"prefix": "perf dump", "logger": "osd", "counter": "op_latency"}, self.timeout())
         latency = dump.get("osd", {}).get("op_latency", {})
         return {"sum": float(latency.get("sum", 0.0)), "avgcount": float(latency.get("avgcount", 0))}
+
+    def osd_commit_latency(self, osd_id: int) -> Optional[Tuple[float, float]]:
+        command = {"prefix": "perf dump", "logger": "bluestore", "counter": "commit_lat"}
+        return commit_reading(self.tell_osd(osd_id, command, self.timeout()))
 
 
 class MgrProgress:

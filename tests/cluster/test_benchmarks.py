@@ -293,6 +293,63 @@ def test_a_throttled_osd_raises_the_regression_check_and_clearing_it_clears_it(
     )
 
 
+@pytest.fixture
+def probes_on_demand(bench: LabHandle) -> Iterator[None]:
+    """No scheduled probe in between: the test's runs are the ones judged, in its order."""
+    bench.ceph("config", "set", "mgr", "mgr/perfwatch/rados_probe_interval", "0", as_json=False)
+    wait_until(lambda: bench.ceph("perfwatch", "status")["options"]["rados_probe_interval"] == 0, 30, "option seen")
+    yield
+    bench.ceph("config", "rm", "mgr", "mgr/perfwatch/rados_probe_interval", as_json=False)
+
+
+def test_a_throttled_osd_is_the_one_named_not_the_peers_whose_writes_wait_for_it(
+    bench: LabHandle, probes_on_demand: None
+) -> None:
+    """Three OSDs, three replicas: every replicated write waits for the throttled OSD, so the rados probe's
+    writes of all three primaries regress; only the throttled one may be named (attribution.py, by its own
+    commit latency during the probe: 120-170 ms against 1-3 ms live)."""
+    victim = 0
+    bench.ceph("perfwatch", "bench", "reset-baseline", "--kind", "rados", as_json=False)
+    healthy: dict[int, list[float]] = {}
+    for _ in range(4):  # baseline_min_results is 3
+        run = finished(bench, start(bench, "--kind", "rados"))
+        assert run["state"] == "done", run
+        for r in results(bench, run["run_id"]):
+            if r["metric"] == "write_latency":
+                healthy.setdefault(r["osd"], []).append(r["value"])
+    knob = run_lab(bench.dir, "saturate", "media", "--osd", str(victim), "--iops", "20", "--mbps", "1")
+    assert knob.returncode == 0, knob.stderr
+    try:
+        slow: dict[int, list[float]] = {}
+        for _ in range(3):  # probe_regression_runs is 3
+            run = finished(bench, start(bench, "--kind", "rados"))
+            assert run["state"] == "done", run
+            for r in results(bench, run["run_id"]):
+                if r["metric"] == "write_latency":
+                    slow.setdefault(r["osd"], []).append(r["value"])
+        print(f"\nwrite latency, healthy: {healthy}\nthrottled osd.{victim}: {slow}")
+        # The peers' writes were as slow as the victim's, far past the regression threshold (0.5x) ...
+        for osd in (1, 2):
+            assert min(slow[osd]) > 4 * max(healthy[osd]), (osd, healthy[osd], slow[osd])
+        # ... yet the regression names the victim alone.
+        assert bench.ceph("perfwatch", "bench", "status")["regressions"] == [f"rados/write_latency/osd.{victim}"]
+        check = wait_until(
+            lambda: bench.ceph("health", "detail")["checks"].get("PERFWATCH_BENCH_REGRESSION"),
+            30,
+            "PERFWATCH_BENCH_REGRESSION raised",
+        )
+        assert check["summary"]["message"].endswith(f": osd.{victim}"), check
+    finally:
+        cleared = run_lab(bench.dir, "clear", "media")
+        assert cleared.returncode == 0, cleared.stderr
+    assert finished(bench, start(bench, "--kind", "rados"))["state"] == "done"
+    wait_until(
+        lambda: "PERFWATCH_BENCH_REGRESSION" not in bench.ceph("health", "detail")["checks"],
+        30,
+        "PERFWATCH_BENCH_REGRESSION cleared",
+    )
+
+
 @pytest.mark.every_release
 def test_rgw_s3_probe_measures_put_and_list_and_never_shows_the_secret(bench: LabHandle) -> None:
     """The keys given as an operator should (`set-s3-credentials -i FILE`, radosgw-admin's user info):

@@ -75,3 +75,32 @@ def test_one_slow_write_and_other_kinds_are_left_alone() -> None:
     assert attribute(one, "rados", acting) == one
     other_kind = [verdict("write_latency", o, True, kind="rgw") for o in range(2)]
     assert attribute(other_kind, "rados", acting) == other_kind
+
+
+def test_the_lab_case_without_read_evidence_names_the_osd_whose_own_commits_are_slow() -> None:
+    """Every write waits for osd.0, its reads came from cache (no read evidence); its own commits took 150 ms
+    during the run against 1-2 ms of the others (the figures seen live)."""
+    acting = {0: [0, 1, 2], 1: [1, 2, 0], 2: [2, 0, 1]}
+    run = [verdict("write_latency", o, True) for o in range(3)]
+    run += [verdict("read_latency", o, False) for o in range(3)]
+    assert regressed(attribute(run, "rados", acting)) == regressed(run), "without the evidence: unchanged"
+    judged = attribute(run, "rados", acting, {0: 0.150, 1: 0.0013, 2: 0.0011})
+    assert regressed(judged) == ["rados/write_latency/osd.0"]
+    peers = [v for v in judged if v.key in ("rados/write_latency/osd.1", "rados/write_latency/osd.2")]
+    assert all("a replica write waited for osd.0 (its own commits took 150 ms)" in v.reason for v in peers)
+
+
+def test_commits_that_are_no_real_share_of_the_slow_writes_blame_nobody() -> None:
+    """A slow network: writes at 500 ms, osd.1's commits at 5 ms against 1 ms (5x, yet no cause)."""
+    acting = {0: [0, 1, 2], 1: [1, 2, 0], 2: [2, 0, 1]}
+    run = [verdict("write_latency", o, True) for o in range(3)]
+    assert attribute(run, "rados", acting, {0: 0.001, 1: 0.005, 2: 0.001}) == run
+
+
+def test_commit_evidence_of_an_osd_outside_the_slow_acting_sets_blames_nobody() -> None:
+    """osd.9's commits are slow but it holds none of the slow writes' PGs: no cause among them."""
+    acting = {0: [0, 1, 2], 1: [1, 2, 0], 2: [2, 0, 1], 3: [3, 9, 4]}
+    run = [verdict("write_latency", o, True) for o in range(3)] + [verdict("write_latency", 3, False)]
+    latency = {o: 0.001 for o in (0, 1, 2, 3, 4)}
+    latency[9] = 0.4
+    assert attribute(run, "rados", acting, latency) == run

@@ -73,6 +73,9 @@ class Context:
         # Per OSD measured, the acting set of the PG its result came from (the rados probe sets it): whose
         # a slow replicated write is (attribution.py).
         self.acting: Dict[int, List[int]] = {}
+        # Per OSD of those acting sets, its own mean commit latency (seconds) while the probe ran
+        # (commit_evidence.py): the local evidence of which member is slow.
+        self.commit_latency: Dict[int, float] = {}
         # Results as they come in (a kind that measures OSD by OSD adds each): what the history keeps
         # of a run that is interrupted (its mgr died) before it could return them.
         self.measured: List[Measurement] = []

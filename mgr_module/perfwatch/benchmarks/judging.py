@@ -60,7 +60,7 @@ class Judging:
                 run.measurements, classes, float(opts["regression_fraction"]), int(opts["baseline_min_results"])
             )
             if run.acting:  # a slow replica's writes are its regression, not its peers' (attribution.py)
-                verdicts = attribution.attribute(verdicts, run.kind, run.acting)
+                verdicts = attribution.attribute(verdicts, run.kind, run.acting, run.commit_latency)
             streaks, regressions = next_streaks(verdicts, self._store.streaks(), needed, run.run_id, run.ended_at)
             self._store.record_verdicts(streaks, regressions)
 

@@ -170,6 +170,7 @@ class Lifecycle:
             try:
                 run.measurements = kind.run(ctx)
                 run.acting = dict(ctx.acting)
+                run.commit_latency = dict(ctx.commit_latency)
                 if not run.measurements:
                     raise BenchError("measured nothing")
             except Cancelled:

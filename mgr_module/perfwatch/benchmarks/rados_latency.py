@@ -12,6 +12,7 @@ from typing import Any, Dict, List
 
 from .base import BenchError, Benchmark, Context, ParamSpec
 from .capacity import CapacityView, check_nearfull, pool_osds, rados_max_objects
+from .commit_evidence import read_all, window_latency
 from .placement import names_per_primary, pg_of
 from .qd_loop import run_at_queue_depth
 from .radosio import RadosIO
@@ -97,6 +98,8 @@ class RadosLatency(Benchmark):
 
         workers = max(1, int(ctx.options["max_requests_in_flight"]))
         todo = [(osd, name) for osd, name in sorted(names.items()) if name is not None]
+        members = {m for probed, _ in todo for m in ctx.acting.get(probed, [probed])}
+        commits_before = self._commit_readings(ctx, members, workers)
         errors: List[str] = []
         for start in range(0, len(todo), workers):
             ctx.check()
@@ -121,11 +124,21 @@ class RadosLatency(Benchmark):
             ctx.progress(min(1.0, (start + workers) / max(1, len(todo))), "rados probe")
         if not todo:
             raise BenchError("no up OSD is the acting primary of a scratch PG (PGs peering or remapped?)")
+        if commits_before:
+            ctx.commit_latency = window_latency(commits_before, self._commit_readings(ctx, members, workers))
         if errors and not results:
             raise BenchError("; ".join(errors))
         for error in errors:
             ctx.log.warning("rados probe: %s", error)
         return results
+
+    @staticmethod
+    def _commit_readings(ctx: Context, osds: Any, workers: int) -> Dict[int, Any]:
+        """Each OSD's BlueStore commit counter now (commit_evidence.py); {} where the adapter cannot."""
+        reader = getattr(ctx.adapter, "osd_commit_latency", None)
+        if reader is None:
+            return {}
+        return read_all(reader, osds, workers)
 
     def _round(self, ctx: Context, io: RadosIO) -> List[Measurement]:
         seconds, depth = ctx.params["seconds"], ctx.params["queue_depth"]

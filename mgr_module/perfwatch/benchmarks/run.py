@@ -31,6 +31,7 @@ class Run:
         self.ended_at: Optional[float] = None
         self.measurements: List[Measurement] = []
         self.acting: Dict[int, List[int]] = {}  # OSD measured -> the acting set of its PG (Context.acting)
+        self.commit_latency: Dict[int, float] = {}  # OSD -> its mean commit latency during the run (Context)
         self.scope = ""  # what it covers, in words: "3 OSDs", "the bucket index"
         self.requested: Dict[str, Optional[int]] = {}  # the parameters as asked (None: not given)
         self.cancel = threading.Event()

@@ -1,0 +1,178 @@
+"""Each OSD's own commit latency while the rados probe runs (commit_evidence.py), and how the probe
+gathers it: the local evidence that names the slow member of a slow acting set."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+from perfwatch.benchmarks.commit_evidence import (
+    MAX_OSDS,
+    commit_reading,
+    read_all,
+    slow_committers,
+    window_latency,
+)
+from perfwatch.benchmarks.planning import OsdInfo
+from perfwatch.benchmarks.rados_latency import RadosLatency
+
+
+def test_the_window_is_the_mean_of_the_commits_in_between() -> None:
+    before = {0: (1.0, 100.0), 1: (2.0, 100.0), 2: (3.0, 100.0), 3: (4.0, 100.0)}
+    after = {0: (1.9, 106.0), 1: (2.012, 106.0), 2: (3.0, 100.0), 3: (0.1, 5.0)}
+    got = window_latency(before, after)
+    assert sorted(got) == [0, 1]
+    assert abs(got[0] - 0.150) < 1e-9 and abs(got[1] - 0.002) < 1e-9
+    # osd.2 committed nothing (no figure); osd.3 restarted (its counter went back: no figure)
+
+
+def test_the_lab_case_names_the_throttled_osd_alone() -> None:
+    """Figures seen on the lab (3 hosts, osd.0's device at 20 IOPS, 1 MB/s): 120-170 ms against 1-3 ms."""
+    assert slow_committers({0: 0.151, 1: 0.0013, 2: 0.0010}, {0, 1, 2}, 0.06) == [0]
+    assert slow_committers({0: 0.120, 1: 0.0032, 2: 0.0030}, {0, 1, 2}, 0.06) == [0]
+
+
+def test_two_slow_of_three_are_both_named_and_an_even_cluster_none() -> None:
+    assert slow_committers({0: 0.15, 1: 0.14, 2: 0.002}, {0, 1, 2}, 0.06) == [0, 1]
+    assert slow_committers({0: 0.012, 1: 0.010, 2: 0.011, 3: 0.009}, {0, 1, 2, 3}, 0.0) == []
+
+
+def test_a_commit_far_above_its_peers_but_small_beside_the_slow_writes_is_no_cause() -> None:
+    """A network fault: writes at 300 ms, one OSD's commits at 4 ms against 1 ms (4x, but no share)."""
+    assert slow_committers({0: 0.004, 1: 0.001, 2: 0.001}, {0, 1, 2}, 0.2 * 0.3) == []
+
+
+def test_fewer_than_two_figures_compare_nothing() -> None:
+    assert slow_committers({0: 0.5}, {0, 1, 2}, 0.0) == []
+    assert slow_committers({}, {0}, 0.0) == []
+    assert slow_committers({0: 0.0, 1: 0.0}, {0, 1}, 0.0) == []
+
+
+def test_answers_without_a_bluestore_commit_counter_give_no_reading() -> None:
+    good = {"bluestore": {"commit_lat": {"avgcount": 734, "sum": 1.31721036, "avgtime": 0.0018}}}
+    assert commit_reading(good) == (1.31721036, 734.0)
+    for bad in ({}, {"bluestore": {}}, {"bluestore": {"commit_lat": {"sum": "x", "avgcount": 1}}}, None, []):
+        assert commit_reading(bad) is None
+
+
+def test_read_all_leaves_out_what_cannot_be_read_and_bounds_parallel_requests() -> None:
+    lock = threading.Lock()
+    state = {"now": 0, "max": 0}
+
+    def read(osd: int) -> tuple[float, float] | None:
+        with lock:
+            state["now"] += 1
+            state["max"] = max(state["max"], state["now"])
+        try:
+            time.sleep(0.02)
+            if osd == 3:
+                raise TimeoutError("osd.3: no answer in 5 s")
+            return None if osd == 4 else (0.1 * osd, 10.0)
+        finally:
+            with lock:
+                state["now"] -= 1
+
+    got = read_all(read, [0, 1, 2, 3, 4, 5, 1], workers=2)
+    assert sorted(got) == [0, 1, 2, 5]
+    assert state["max"] <= 2
+
+
+def test_read_all_reads_nothing_beyond_its_bound() -> None:
+    calls: list[int] = []
+    assert read_all(lambda o: calls.append(o) or (0.0, 0.0), range(MAX_OSDS + 1), workers=8) == {}
+    assert calls == []
+
+
+# ----- the probe gathers it ---------------------------------------------------------------------
+
+
+class _Log:
+    def __getattr__(self, name: str) -> Any:
+        return lambda *a, **k: None
+
+
+class _Adapter:
+    """Three OSDs on one PG each, every acting set of all three; osd.0's commits take 150 ms."""
+
+    def __init__(self) -> None:
+        self.counters = {o: [0.0, 0.0] for o in range(3)}
+        self.asked: list[int] = []
+
+    def pg_primaries(self, pool_id: int) -> dict[int, int]:
+        return {0: 0, 1: 1, 2: 2}
+
+    def pg_acting(self, pool_id: int) -> dict[int, list[int]]:
+        return {0: [0, 1, 2], 1: [1, 2, 0], 2: [2, 0, 1]}
+
+    def osd_commit_latency(self, osd: int) -> tuple[float, float]:
+        self.asked.append(osd)
+        return self.counters[osd][0], self.counters[osd][1]
+
+    def commit(self) -> None:
+        for osd in self.counters:
+            self.counters[osd][0] += 0.150 if osd == 0 else 0.002
+            self.counters[osd][1] += 1
+
+
+class _IO:
+    timeout = 5.0
+
+    def __init__(self, adapter: _Adapter) -> None:
+        self.adapter = adapter
+
+    def write_full(self, name: str, data: bytes, timeout: float) -> float:
+        self.adapter.commit()  # a replicated write: a commit on every OSD of the acting set
+        return 0.16
+
+    def read(self, name: str, size: int, timeout: float) -> float:
+        return 0.001
+
+    def remove(self, name: str, timeout: float) -> None:
+        self.adapter.commit()
+
+
+class _Ctx:
+    unsettled = False
+    run_id = "rados-20261124T000000-abcd"
+    log = _Log()
+
+    def __init__(self, adapter: _Adapter) -> None:
+        self.options = {"max_requests_in_flight": 8}
+        self.adapter = adapter
+        self.osds = [OsdInfo(o, f"host{o}", True, "hdd") for o in range(3)]
+        self.acting: dict[int, list[int]] = {}
+        self.commit_latency: dict[int, float] = {}
+
+    def check(self) -> None:
+        pass
+
+    def step_timeout(self, wanted: float) -> float:
+        return wanted
+
+    def remaining(self) -> float:
+        return 30.0
+
+    def progress(self, *_: Any) -> None:
+        pass
+
+
+def test_the_probe_records_each_members_own_commit_latency(monkeypatch: Any) -> None:
+    monkeypatch.setattr("perfwatch.benchmarks.rados_latency.time.sleep", lambda s: None)
+    adapter = _Adapter()
+    ctx = _Ctx(adapter)
+    RadosLatency()._probe(ctx, _IO(adapter), 7, 3, "perfwatch")  # type: ignore[arg-type]
+    assert ctx.acting == {0: [0, 1, 2], 1: [1, 2, 0], 2: [2, 0, 1]}
+    assert sorted(adapter.asked) == [0, 0, 1, 1, 2, 2], "each member read once before and once after"
+    assert round(ctx.commit_latency[0], 3) == 0.150
+    assert round(ctx.commit_latency[1], 3) == round(ctx.commit_latency[2], 3) == 0.002
+    assert slow_committers(ctx.commit_latency, ctx.commit_latency, 0.2 * 0.16) == [0]
+
+
+def test_an_adapter_without_the_counter_leaves_no_evidence_and_the_probe_still_measures(monkeypatch: Any) -> None:
+    monkeypatch.setattr("perfwatch.benchmarks.rados_latency.time.sleep", lambda s: None)
+    adapter = _Adapter()
+    monkeypatch.setattr(adapter, "osd_commit_latency", None)
+    ctx = _Ctx(adapter)
+    results = RadosLatency()._probe(ctx, _IO(adapter), 7, 3, "perfwatch")  # type: ignore[arg-type]
+    assert len(results) == 6 and ctx.commit_latency == {}
