@@ -172,13 +172,19 @@ def store_alerts(p: Profile) -> list[Alert]:
             "PerfwatchOnodeCacheMisses",
             f"osd:ceph_perfwatch_onode_miss:ratio >= {p.onode_miss_ratio:g}\n"
             "and on (cluster, ceph_daemon)\n"
-            f"osd:ceph_perfwatch_onode_lookups:rate >= {p.onode_min_lookups_per_second:g}",
+            f"osd:ceph_perfwatch_onode_lookups:rate >= {p.onode_min_lookups_per_second:g}\n"
+            "and on (cluster, ceph_daemon)\n"
+            f"osd:ceph_perfwatch_client_reads:ratio >= {p.onode_client_read_share:g}\n"
+            "and on (cluster, ceph_daemon)\n"
+            "osd:ceph_perfwatch_onode_growth:rate\n"
+            f"< on (cluster, ceph_daemon) {p.onode_full_growth_fraction:g} * osd:ceph_perfwatch_onode_misses:rate",
             p.onode_for,
             "warning",
-            "The BlueStore onode cache of {{ $labels.ceph_daemon }} misses far more than it hits",
+            "The BlueStore onode cache of {{ $labels.ceph_daemon }} is too small for what it reads",
             "{{ $value | humanizePercentage }} of the onode lookups of {{ $labels.ceph_daemon }} miss its cache "
-            f"under load ({p.onode_min_lookups_per_second:g} or more lookups per second): metadata is read from "
-            "RocksDB again and again.",
+            f"under load ({p.onode_min_lookups_per_second:g} or more lookups per second) while client reads are "
+            f"at least {p.onode_client_read_share:.0%} of its ops and the cache no longer grows: it is full, "
+            "each miss evicts another object's metadata, and reads go to RocksDB again and again.",
         ),
     ]
 

@@ -18,11 +18,25 @@ def store_rules(p: Profile) -> list[Rule]:
         osd_rate("ceph_perfwatch_bluestore_onode_hits_total"),
         osd_rate("ceph_perfwatch_bluestore_onode_misses_total"),
     )
+    ops = sel("ceph_perfwatch_osd_ops_total", mod)
+    reads = by(OSD, "sum", rate(sel("ceph_perfwatch_osd_ops_total", mod, 'op="read"'), w))
     return [
+        rule("osd:ceph_perfwatch_onode_misses:rate", misses),
         rule("osd:ceph_perfwatch_onode_lookups:rate", f"{hits}\n+ on (cluster, ceph_daemon)\n{misses}"),
         rule(
             "osd:ceph_perfwatch_onode_miss:ratio",
             f"{misses}\n/ on (cluster, ceph_daemon)\nclamp_min(osd:ceph_perfwatch_onode_lookups:rate, 1e-9)",
+        ),
+        # Onodes the cache gained per second: it grows while it has room (each new object's or first
+        # read's onode stays), and stops growing once full (each miss evicts another onode).
+        rule(
+            "osd:ceph_perfwatch_onode_growth:rate",
+            by(OSD, "max", f"deriv({sel('ceph_perfwatch_bluestore_onodes', mod)}[{w}])"),
+        ),
+        # Share of the OSD's ops that are client reads (the rest: client and replica writes).
+        rule(
+            "osd:ceph_perfwatch_client_reads:ratio",
+            f"{reads}\n/ on (cluster, ceph_daemon)\nclamp_min({by(OSD, 'sum', rate(ops, w))}, 1e-9)",
         ),
         rule(
             "osd:ceph_perfwatch_compaction_queue:length",

@@ -52,6 +52,7 @@ from .metric_families import (
     ONODE_HITS,
     ONODE_MISSES,
     ONODES,
+    OSD_OPS,
     RGW_FAILED,
     RGW_LIST_BUCKETS_LAT,
     RGW_LIST_LAT,
@@ -92,6 +93,12 @@ OSD_SPECS: Tuple[Spec, ...] = (
     Spec(ONODE_HITS, "bluestore", ("onode_hits", "bluestore_onode_hits"), "value"),
     Spec(ONODE_MISSES, "bluestore", ("onode_misses", "bluestore_onode_misses"), "value"),
     Spec(ONODES, "bluestore", ("bluestore_onodes", "onodes"), "value"),
+    # What kind of ops the onode lookups come with (a write of a new object misses by design, a read of
+    # one the cache evicted misses because the cache is too small): subop_w is priority 0, never sent to
+    # the mgr, so no Ceph exporter shows it.
+    Spec(OSD_OPS, "osd", ("op_r",), "value", (("op", "read"),)),
+    Spec(OSD_OPS, "osd", ("op_w",), "value", (("op", "write"),)),
+    Spec(OSD_OPS, "osd", ("subop_w",), "value", (("op", "replica_write"),)),
     Spec(BUF_HIT, "bluestore", ("bluestore_buffer_hit_bytes", "buffer_hit_bytes"), "value"),
     Spec(BUF_MISS, "bluestore", ("bluestore_buffer_miss_bytes", "buffer_miss_bytes"), "value"),
     Spec(MEM_TARGET, "bluestore-pricache", ("target_bytes",), "value"),

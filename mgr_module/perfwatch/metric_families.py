@@ -18,6 +18,12 @@ DAEMON: Tuple[str, ...] = ("ceph_daemon",)
 ONODE_HITS = _declare("bluestore_onode_hits_total", "counter", "BlueStore onode cache hits", DAEMON).name
 ONODE_MISSES = _declare("bluestore_onode_misses_total", "counter", "BlueStore onode cache misses", DAEMON).name
 ONODES = _declare("bluestore_onodes", "gauge", "Onodes in the BlueStore cache", DAEMON).name
+OSD_OPS = _declare(
+    "osd_ops_total",
+    "counter",
+    "Ops the OSD served: client reads and writes as primary (op_r, op_w), replica writes (subop_w)",
+    (*DAEMON, "op"),
+).name
 BUF_HIT = _declare(
     "bluestore_buffer_hit_bytes_total", "counter", "Bytes read from the BlueStore buffer cache", DAEMON
 ).name

@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 import time
+import urllib.parse
 import urllib.request
 from collections.abc import Callable
 from typing import Any
@@ -28,6 +29,14 @@ def am_alerts(lab: LabHandle, annotations: bool = False) -> list[dict[str, Any]]
     if annotations:
         return [{**a["labels"], "annotations": a["annotations"]} for a in found]
     return [a["labels"] for a in found]
+
+
+def query(lab: LabHandle, expr: str) -> list[dict[str, Any]]:
+    """An instant query of the lab's Prometheus: its result vector."""
+    prometheus = lab.lab.monitoring_urls()["prometheus"].rstrip("/")
+    url = f"{prometheus}/api/v1/query?" + urllib.parse.urlencode({"query": expr})
+    with urllib.request.urlopen(url, timeout=10) as r:
+        return json.load(r)["data"]["result"]
 
 
 def saturation(alerts: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -13,17 +13,24 @@ Figures are printed (run with -s), as in test_saturation_alerts.py.
 
 from __future__ import annotations
 
-import json
 import re
 import time
-import urllib.parse
-import urllib.request
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from .alert_checks import HEALTHY_SECONDS, ROWS, Load, am_alerts, key, knob_fires_then_resolves, saturation, wait_quiet
+from .alert_checks import (
+    HEALTHY_SECONDS,
+    ROWS,
+    Load,
+    am_alerts,
+    key,
+    knob_fires_then_resolves,
+    query,
+    saturation,
+    wait_quiet,
+)
 from .labutil import LabHandle, side_lab
 from .saturating import saturating
 
@@ -42,13 +49,6 @@ def flash_lab() -> Iterator[LabHandle]:
     print("\n| layout, knob and load | alert | s to firing | labels | other saturation alerts | s to resolved |")
     print("| --- | --- | --- | --- | --- | --- |")
     print("\n".join(r for r in ROWS if "flash" in r))
-
-
-def query(lab: LabHandle, expr: str) -> list[dict[str, Any]]:
-    prometheus = lab.lab.monitoring_urls()["prometheus"].rstrip("/")
-    url = f"{prometheus}/api/v1/query?" + urllib.parse.urlencode({"query": expr})
-    with urllib.request.urlopen(url, timeout=10) as r:
-        return json.load(r)["data"]["result"]
 
 
 def by_device(lab: LabHandle, expr: str) -> dict[str, float]:
