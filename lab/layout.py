@@ -46,18 +46,13 @@ class Device:
         return any(p.number for p in self.parts)
 
 
-def classic(config: LabConfig) -> bool:
-    """One plain loop device per OSD (or none, with --backing file): the lab as it always was."""
-    return config.classic_devices
-
-
 def plan(config: LabConfig, topo: Topology) -> list[Device]:
     """Every loop device the lab attaches, lower ones implied by `stacked`, in the order they are made."""
     if config.osd_backing != "loop":
         return []
     rotational = config.media == "disk"
     size = config.osd_size_bytes
-    if classic(config):
+    if config.classic_devices:  # one plain loop device per OSD: the lab as it always was
         return [Device(str(o.id), o.host.index, size, (Part(o.id, "block", 0, size),), False, True) for o in topo.osds]
     devices: list[Device] = []
     n = config.osds_per_device

@@ -7,9 +7,11 @@ import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from .alert_checks import ROWS
 from .labutil import REPO, LabHandle, leftovers, run_lab, snapshot
 
 SESSION_LAB_DIR = Path(os.environ.get("PERFWATCH_TEST_LAB_DIR", REPO / ".lab-test")).resolve()
@@ -26,6 +28,32 @@ SESSION_LAB_ARGS = (
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Tests that run a lab of their own go first, before the session lab starts: one lab at a time."""
     items.sort(key=lambda item: 0 if item.get_closest_marker("own_lab") else 1)
+
+
+# The tests that saturate a resource and wait for its alert through Alertmanager (issue 21 wants them
+# under 10 minutes together): their time, setup and teardown (their own labs) included, is summed below.
+SATURATION_TESTS = ("tests/cluster/test_saturation", "tests/cluster/test_media_layouts.py")
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """The live saturation table (one row per knob and load: the alert, seconds to fire, its labels, other
+    saturation alerts, seconds to resolve) and the saturation part's time, in every run's output."""
+    seconds = sum(
+        getattr(report, "duration", 0.0)
+        for reports in terminalreporter.stats.values()
+        for report in reports
+        if getattr(report, "nodeid", "").startswith(SATURATION_TESTS)
+    )
+    if not ROWS and not seconds:
+        return
+    terminalreporter.write_sep("-", "saturation alerts, live")
+    terminalreporter.write_line(
+        "| knob and load | alert | s to fire | labels | other saturation alerts | s to resolve |"
+    )
+    terminalreporter.write_line("| --- | --- | --- | --- | --- | --- |")
+    for row in ROWS:
+        terminalreporter.write_line(row)
+    terminalreporter.write_line(f"saturation tests took {seconds:.0f} s (setup, own labs and teardown included)")
 
 
 @pytest.fixture(scope="session")
