@@ -174,7 +174,9 @@ def store_alerts(p: Profile) -> list[Alert]:
             "and on (cluster, ceph_daemon)\n"
             f"osd:ceph_perfwatch_onode_lookups:rate >= {p.onode_min_lookups_per_second:g}\n"
             "and on (cluster, ceph_daemon)\n"
-            f"osd:ceph_perfwatch_client_reads:ratio >= {p.onode_client_read_share:g}\n"
+            f"osd:ceph_perfwatch_onode_read_misses:ratio >= {p.onode_read_miss_ratio:g}\n"
+            "and on (cluster, ceph_daemon)\n"
+            f"osd:ceph_perfwatch_onode_read_misses:ratio <= {p.onode_max_misses_per_read:g}\n"
             "and on (cluster, ceph_daemon)\n"
             "osd:ceph_perfwatch_onode_growth:rate\n"
             f"< on (cluster, ceph_daemon) {p.onode_full_growth_fraction:g} * osd:ceph_perfwatch_onode_misses:rate",
@@ -182,9 +184,9 @@ def store_alerts(p: Profile) -> list[Alert]:
             "warning",
             "The BlueStore onode cache of {{ $labels.ceph_daemon }} is too small for what it reads",
             "{{ $value | humanizePercentage }} of the onode lookups of {{ $labels.ceph_daemon }} miss its cache "
-            f"under load ({p.onode_min_lookups_per_second:g} or more lookups per second) while client reads are "
-            f"at least {p.onode_client_read_share:.0%} of its ops and the cache no longer grows: it is full, "
-            "each miss evicts another object's metadata, and reads go to RocksDB again and again.",
+            f"under load ({p.onode_min_lookups_per_second:g} or more lookups per second), its client reads miss "
+            f"(beyond what its writes of new objects explain) and the cache no longer grows: it is full, each "
+            "miss evicts another object's metadata, and reads go to RocksDB again and again.",
         ),
     ]
 

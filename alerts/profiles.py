@@ -141,10 +141,15 @@ class Profile:
     onode_miss_ratio: float = 0.3
     # ... under load: at least this many onode lookups per second (an idle OSD's few misses are noise) ...
     onode_min_lookups_per_second: float = 100.0
-    # ... misses that come with reads: client reads at least this share of the OSD's ops (client writes
-    # and replica writes the rest; an ingest's is about 0). A cache too small for a write-only workload
-    # is not called: from counters an overwrite of an evicted object looks like a write of a new one ...
-    onode_client_read_share: float = 0.25
+    # ... misses that come with client reads: the misses beyond onode_misses_per_write per write (client
+    # and replica writes: 2.7-2.9 in the ingest above) per client read, at least this (a read of an
+    # object the cache holds misses nothing; one of an evicted object 1.7 live) ...
+    onode_misses_per_write: float = 3.0
+    onode_read_miss_ratio: float = 0.5
+    # ... and at most this: a read looks up its object at most twice, so more misses per read come from
+    # neither reads nor writes (backfill, recovery, scrub: no bigger cache helps them). Left out on purpose:
+    # a cache too small for a workload that mostly overwrites (its misses look like new objects') ...
+    onode_max_misses_per_read: float = 2.5
     # ... and a full cache: it gains fewer onodes per second than this fraction of its misses (live: the
     # cut cache gained 2/s at 8,500 misses/s; a cache with room gained 1,500/s at 4,000 misses/s in the
     # ingest). A cache that still grows is warming up, not too small.

@@ -18,8 +18,8 @@ def store_rules(p: Profile) -> list[Rule]:
         osd_rate("ceph_perfwatch_bluestore_onode_hits_total"),
         osd_rate("ceph_perfwatch_bluestore_onode_misses_total"),
     )
-    ops = sel("ceph_perfwatch_osd_ops_total", mod)
     reads = by(OSD, "sum", rate(sel("ceph_perfwatch_osd_ops_total", mod, 'op="read"'), w))
+    writes = by(OSD, "sum", rate(sel("ceph_perfwatch_osd_ops_total", mod, 'op=~"write|replica_write"'), w))
     return [
         rule("osd:ceph_perfwatch_onode_misses:rate", misses),
         rule("osd:ceph_perfwatch_onode_lookups:rate", f"{hits}\n+ on (cluster, ceph_daemon)\n{misses}"),
@@ -33,10 +33,13 @@ def store_rules(p: Profile) -> list[Rule]:
             "osd:ceph_perfwatch_onode_growth:rate",
             by(OSD, "max", f"deriv({sel('ceph_perfwatch_bluestore_onodes', mod)}[{w}])"),
         ),
-        # Share of the OSD's ops that are client reads (the rest: client and replica writes).
+        # Onode misses per client read, beyond those the writes cause (a write of a new object misses by
+        # design: profiles.onode_misses_per_write each, client and replica writes alike).
         rule(
-            "osd:ceph_perfwatch_client_reads:ratio",
-            f"{reads}\n/ on (cluster, ceph_daemon)\nclamp_min({by(OSD, 'sum', rate(ops, w))}, 1e-9)",
+            "osd:ceph_perfwatch_onode_read_misses:ratio",
+            f"clamp_min(\n  osd:ceph_perfwatch_onode_misses:rate\n  - on (cluster, ceph_daemon)\n"
+            f"  {p.onode_misses_per_write:g} * {writes},\n  0\n)\n/ on (cluster, ceph_daemon)\n"
+            f"clamp_min({reads}, 1e-9)",
         ),
         rule(
             "osd:ceph_perfwatch_compaction_queue:length",

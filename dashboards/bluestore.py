@@ -35,10 +35,10 @@ def caches() -> Row:
             graph(
                 "Onode cache misses",
                 "Share of onode (object metadata) lookups that missed the cache and went to RocksDB; hit ratio = 1 - "
-                f"this. From the dashed line ({limit('onode_miss_ratio'):.0%}) under load, with client reads at least "
-                f"{limit('onode_client_read_share'):.0%} of the OSD's ops and a cache that no longer grows, the cache "
-                "is too small for the working set: random small reads slow down (a bigger cache, or more of it for "
-                "metadata, helped in the campaigns). An ingest misses by design (new objects): high here, no alert.",
+                f"this. From the dashed line ({limit('onode_miss_ratio'):.0%}) under load, when the client reads "
+                "miss too and the cache no longer grows, the cache is too small for the working set: random small "
+                "reads slow down (a bigger cache, or more of it for metadata, helped in the campaigns). An ingest "
+                "misses by design (new objects): high here, no alert.",
                 "percentunit",
                 [q("osd:ceph_perfwatch_onode_miss:ratio", *WHERE, legend=PER_OSD)],
                 steps=over("onode_miss_ratio"),

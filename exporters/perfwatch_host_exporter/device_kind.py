@@ -22,6 +22,7 @@ A dm, md or multipath device takes the kind its members share (an LVM volume on 
 """
 
 import posixpath
+import re
 from typing import Callable, Dict, List, NamedTuple, Optional, Tuple
 
 from .devices import is_multipath
@@ -123,13 +124,30 @@ class DeviceKinds:
         """nvme for local PCIe flash; nvme-<fabric> for NVMe over a network (the controller's `transport`:
         tcp, rdma, fc), nvme-cloud for a cloud's network volume that presents as PCIe NVMe (its `model`):
         both serve in milliseconds, as SSDs, not in NVMe's tens of microseconds."""
-        transport = self._attribute(controller, "transport")
+        transport = self._attribute(controller, "transport") or self._subsystem_transport(controller)
         if transport and transport != "pcie":
             return "nvme-" + transport
         model = self._attribute(controller, "model")
         if any(name in model for name in NETWORK_NVME_MODELS):
             return "nvme-cloud"
         return "nvme"
+
+    def _subsystem_transport(self, subsystem: str) -> str:
+        """Under native NVMe multipath the namespace's `device` is its subsystem (nvme-subsysN), which has
+        no transport of its own: its controllers (entries nvmeM) do. A fabric when any controller is one
+        (a shared namespace reached over the network); "" when none says."""
+        try:
+            entries = self.host.listdir(subsystem)
+        except OSError:
+            return ""
+        found = ""
+        for entry in sorted(entries):
+            if re.match(r"nvme[0-9]+$", entry):
+                transport = self._attribute(posixpath.join(subsystem, entry), "transport")
+                if transport and transport != "pcie":
+                    return transport
+                found = found or transport
+        return found
 
     def _attribute(self, directory: str, name: str) -> str:
         path = posixpath.join(directory, name)

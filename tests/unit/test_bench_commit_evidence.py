@@ -78,6 +78,22 @@ def test_read_all_leaves_out_what_cannot_be_read_and_bounds_parallel_requests() 
     assert state["max"] <= 2
 
 
+def test_an_osd_that_does_not_answer_costs_the_budget_not_its_timeout() -> None:
+    release = threading.Event()
+
+    def read(osd: int) -> tuple[float, float]:
+        if osd == 1:
+            release.wait(10)  # a hung OSD: the adapter's own timeout would be 10 s
+        return (0.0, 1.0)
+
+    t0 = time.monotonic()
+    got = read_all(read, range(6), workers=2, budget=0.3)
+    elapsed = time.monotonic() - t0
+    release.set()
+    assert elapsed < 1.5, elapsed
+    assert 1 not in got and 0 in got
+
+
 def test_read_all_reads_nothing_beyond_its_bound() -> None:
     calls: list[int] = []
     assert read_all(lambda o: calls.append(o) or (0.0, 0.0), range(MAX_OSDS + 1), workers=8) == {}

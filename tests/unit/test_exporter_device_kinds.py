@@ -58,6 +58,33 @@ def test_an_nvme_namespace_under_native_multipath_has_no_pci_path_but_is_nvme(ho
     assert kinds(host).kind("nvme1n1") == DeviceKind("nvme", "0", "nvme")
 
 
+@pytest.mark.parametrize(
+    ("controllers", "expected"),
+    [
+        ({"nvme1": "tcp", "nvme2": "tcp"}, DeviceKind("ssd", "0", "nvme-tcp")),
+        ({"nvme1": "rdma"}, DeviceKind("ssd", "0", "nvme-rdma")),
+        ({"nvme1": "pcie"}, DeviceKind("nvme", "0", "nvme")),  # a dual-ported local drive
+    ],
+)
+def test_a_namespace_under_native_multipath_takes_its_controllers_transport(
+    host: FakeHost, controllers: dict[str, str], expected: DeviceKind
+) -> None:
+    """Native NVMe multipath: the namespace's `device` is its subsystem (nvme-subsysN, no transport of its
+    own); the controllers in it say whether it is reached over a fabric (found by the review of issue 21:
+    NVMe/TCP was judged as local NVMe, with NVMe's 2 ms await limit)."""
+    host.disk("nvme1n1", 259, 3, virtual=True)
+    host.device_kind("nvme1n1", None, "0")
+    subsys = "sys/devices/virtual/nvme-subsystem/nvme-subsys1"
+    host.write(f"{subsys}/model", "Linux\n")
+    host.link(f"{subsys}/subsystem", "../../../../class/nvme-subsystem")
+    host.path("sys/class/nvme-subsystem").mkdir(parents=True, exist_ok=True)
+    for name, transport in controllers.items():
+        host.write(f"sys/devices/virtual/nvme-fabrics/ctl/{name}/transport", transport + "\n")
+        host.link(f"{subsys}/{name}", f"../../nvme-fabrics/ctl/{name}")
+    host.link(f"sys/{host.sysdirs['nvme1n1']}/device", "/" + subsys)
+    assert kinds(host).kind("nvme1n1") == expected
+
+
 def test_a_loop_device_is_unknown_unless_it_says_it_does_not_rotate(host: FakeHost) -> None:
     host.loop("loop0", 0, "/srv/osd0.img")
     host.device_kind("loop0", None, "1")

@@ -5,15 +5,17 @@ A replicated write waits for every OSD of its PG, so a write's latency belongs t
 `commit_lat` counter does not: it counts the transactions this OSD's store committed (as primary and as
 replica, and its own background ones), so a throttled device shows there alone. The probe reads the
 counter of every OSD in the probed acting sets before and after its writes (`perf dump bluestore
-commit_lat`, one small request per OSD each time, in parallel, at most MAX_OSDS OSDs; beyond that the
-acting sets are varied enough for the common-cause rule). Live on the lab (3 hosts, osd.0's device at
+commit_lat`, one small request per OSD each time, in parallel, within BUDGET_SECONDS, at most MAX_OSDS
+OSDs; beyond that only the common-cause rule of attribution.py judges). Live on the lab (3 hosts, osd.0's device at
 20 IOPS, 1 MB/s): six commits per OSD per probe run, osd.0's at 120-170 ms, the others' at 1-3 ms.
 """
 
 import threading
+import time
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
-MAX_OSDS = 64  # OSDs read per probe run at most: two requests each
+MAX_OSDS = 128  # OSDs read per probe run at most (two small requests each); the default 32 PGs of 3 hold 96
+BUDGET_SECONDS = 5.0  # all the readings of one pass: an OSD that does not answer by then gives no evidence
 # An OSD's commits are slow when they take this many times the typical of the fastest half of the OSDs
 # read; the fastest half is the reference because one slow OSD of three would pull a median with it.
 OUTLIER_FACTOR = 4.0
@@ -21,32 +23,39 @@ OUTLIER_FACTOR = 4.0
 Reading = Tuple[float, float]  # (sum in seconds, count) of the counter
 
 
-def read_all(read: Callable[[int], Optional[Reading]], osds: Iterable[int], workers: int) -> Dict[int, Reading]:
-    """The counter of each OSD (in parallel, `workers` at a time); an OSD that cannot be read is left out
-    (a probe never fails for its evidence)."""
+def read_all(
+    read: Callable[[int], Optional[Reading]], osds: Iterable[int], workers: int, budget: float = BUDGET_SECONDS
+) -> Dict[int, Reading]:
+    """The counter of each OSD (in parallel, `workers` at a time, all within `budget` seconds); an OSD that
+    cannot be read in time is left out (a probe never fails or waits long for its evidence). More than
+    MAX_OSDS: none read."""
     chosen = sorted(set(osds))
     if len(chosen) > MAX_OSDS:
         return {}
     out: Dict[int, Reading] = {}
     lock = threading.Lock()
+    deadline = time.monotonic() + budget
 
     def one(osd: int) -> None:
         try:
             reading = read(osd)
-        except Exception:  # timeout, error, a non-BlueStore OSD: no evidence from it
+        except Exception:  # timeout, error, busy, a non-BlueStore OSD: no evidence from it
             return
-        if reading is not None:
+        if reading is not None and time.monotonic() <= deadline:
             with lock:
                 out[osd] = reading
 
     step = max(1, workers)
     for start in range(0, len(chosen), step):
+        if time.monotonic() >= deadline:
+            break
         threads = [threading.Thread(target=one, args=(osd,), daemon=True) for osd in chosen[start : start + step]]
         for thread in threads:
             thread.start()
         for thread in threads:
-            thread.join()
-    return out
+            thread.join(max(0.0, deadline - time.monotonic()))
+    with lock:
+        return dict(out)
 
 
 def window_latency(before: Dict[int, Reading], after: Dict[int, Reading]) -> Dict[int, float]:

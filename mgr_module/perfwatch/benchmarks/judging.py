@@ -17,12 +17,17 @@ def next_streaks(
     verdicts: List[Verdict], streaks: Dict[str, int], needed: int, run_id: str, at: Optional[float]
 ) -> Tuple[StreakChanges, RegressionChanges]:
     """What the verdicts change, from the streaks before them. Pure. A regressed result lengthens its
-    key's streak, and a streak of `needed` raises (or renews) its regression; a good result forgets both."""
+    key's streak, and a streak of `needed` raises (or renews) its regression; a good result forgets both;
+    a result explained as another OSD's (attribution.is_explained) clears its regression and holds its streak."""
     current = dict(streaks)
     streak_changes: StreakChanges = {}
     regression_changes: RegressionChanges = {}
     for verdict in verdicts:
         key = verdict.key
+        if attribution.is_explained(verdict):
+            # another OSD's regression (attribution.py): not this one's, yet no proof it is well either
+            regression_changes[key] = None
+            continue
         if verdict.regressed:
             streak = current.get(key, 0) + 1
             current[key] = streak
@@ -60,7 +65,7 @@ class Judging:
                 run.measurements, classes, float(opts["regression_fraction"]), int(opts["baseline_min_results"])
             )
             if run.acting:  # a slow replica's writes are its regression, not its peers' (attribution.py)
-                verdicts = attribution.attribute(verdicts, run.kind, run.acting, run.commit_latency)
+                verdicts = attribution.attribute(verdicts, run.kind, run.acting, run.commit_latency, classes)
             streaks, regressions = next_streaks(verdicts, self._store.streaks(), needed, run.run_id, run.ended_at)
             self._store.record_verdicts(streaks, regressions)
 

@@ -12,7 +12,7 @@ from typing import Any, Dict, List
 
 from .base import BenchError, Benchmark, Context, ParamSpec
 from .capacity import CapacityView, check_nearfull, pool_osds, rados_max_objects
-from .commit_evidence import read_all, window_latency
+from .commit_evidence import BUDGET_SECONDS, MAX_OSDS, read_all, window_latency
 from .placement import names_per_primary, pg_of
 from .qd_loop import run_at_queue_depth
 from .radosio import RadosIO
@@ -138,7 +138,11 @@ class RadosLatency(Benchmark):
         reader = getattr(ctx.adapter, "osd_commit_latency", None)
         if reader is None:
             return {}
-        return read_all(reader, osds, workers)
+        if len(osds) > MAX_OSDS:
+            ctx.log.info("rados probe: %d OSDs in the probed acting sets, more than %d: no commit evidence read",
+                         len(osds), MAX_OSDS)  # fmt: skip
+            return {}
+        return read_all(reader, osds, workers, min(BUDGET_SECONDS, max(0.0, ctx.remaining() / 4)))
 
     def _round(self, ctx: Context, io: RadosIO) -> List[Measurement]:
         seconds, depth = ctx.params["seconds"], ctx.params["queue_depth"]
