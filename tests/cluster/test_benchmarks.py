@@ -328,9 +328,10 @@ def test_a_throttled_osd_is_the_one_named_not_the_peers_whose_writes_wait_for_it
                 if r["metric"] == "write_latency":
                     slow.setdefault(r["osd"], []).append(r["value"])
         print(f"\nwrite latency, healthy: {healthy}\nthrottled osd.{victim}: {slow}")
-        # The peers' writes were as slow as the victim's, far past the regression threshold (0.5x) ...
-        for osd in (1, 2):
-            assert min(slow[osd]) > 4 * max(healthy[osd]), (osd, healthy[osd], slow[osd])
+        # In every run a peer's write waited for the victim, far past the regression threshold (0.5x); the
+        # victim's own write may have found its device idle and been fast (a throttle's burst) ...
+        peers_slow = [max(slow[o][i] / (4 * max(healthy[o])) for o in (1, 2)) for i in range(3)]
+        assert all(ratio > 1 for ratio in peers_slow), (healthy, slow)
         # ... yet the regression names the victim alone.
         assert bench.ceph("perfwatch", "bench", "status")["regressions"] == [f"rados/write_latency/osd.{victim}"]
         check = wait_until(

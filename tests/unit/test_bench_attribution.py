@@ -206,3 +206,16 @@ def test_an_explained_write_clears_its_regression_and_holds_its_streak() -> None
     good = [verdict("write_latency", 1, False)]
     streaks, _ = next_streaks(good, {"rados/write_latency/osd.1": 2}, 3, "r2", 2.0)
     assert streaks["rados/write_latency/osd.1"] is None, "a good result still forgets"
+
+
+def test_a_throttled_osd_whose_own_write_was_fast_is_still_the_one_raised() -> None:
+    """Seen live: osd.0's own probe write met its throttled device idle and took 5 ms, while the replica
+    writes of osd.1 and osd.2 waited 100-200 ms for its commits (150 ms): osd.0 is raised, not its peers."""
+    acting = {0: [0, 1, 2], 1: [1, 2, 0], 2: [2, 0, 1]}
+    run = [verdict("write_latency", 0, False), verdict("write_latency", 1, True), verdict("write_latency", 2, True)]
+    run += [verdict("read_latency", o, False) for o in range(3)]
+    judged = attribute(run, "rados", acting, {0: 0.150, 1: 0.0013, 2: 0.0011})
+    assert regressed(judged) == ["rados/write_latency/osd.0"]
+    [own] = [v for v in judged if v.key == "rados/write_latency/osd.0"]
+    assert own.value == 0.01 and "the writes of osd.1, osd.2 waited for it" in own.reason
+    assert all(is_explained(v) for v in judged if v.key in ("rados/write_latency/osd.1", "rados/write_latency/osd.2"))

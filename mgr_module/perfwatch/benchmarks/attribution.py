@@ -15,10 +15,12 @@ write, within its own acting set:
 3. else (no single cause shows: a network, a cluster-wide load): the write stays its primary's.
 
 A slow write whose primary is not among its causes is the symptom of those causes: when a cause has a
-regressed result of its own in the run, the write is not raised as a regression (its verdict says whose
-it is, and its streak is held, not reset: is_explained); when no cause has a result of its own (it is no
-probed primary, e.g. primary affinity 0), the write stays raised and its reason names the cause, so the
-health check does. A write whose acting set holds no cause found is never touched.
+write result of its own in the run, the write is not raised as a regression (its verdict says whose it
+is, and its streak is held, not reset: is_explained), and the cause's own write is raised even if it was
+fast (a throttled device can serve the first write after an idle spell at once, and then make every
+replica write wait: seen live); when no cause has a result of its own (it is no probed primary, e.g.
+primary affinity 0), the write stays raised and its reason names the cause, so the health check does. A
+write whose acting set holds no cause found is never touched.
 """
 
 from typing import Dict, FrozenSet, Iterable, List, Optional, Set
@@ -129,15 +131,28 @@ def attribute(
     mean commit latency during the run, seconds (Run.commit_latency); classes: device class per OSD."""
     latency = commit_latency or {}
     blamed = causes_per_write(verdicts, kind, acting, latency, classes or {})
-    named = _named(verdicts, kind, set().union(*blamed.values()) if blamed else set())
+    measured = _measured(verdicts, kind)
+    waited: Dict[int, List[int]] = {}  # cause -> the primaries whose slow writes waited for it
+    for primary, found in blamed.items():
+        for cause in found - {primary}:
+            waited.setdefault(cause, []).append(primary)
     out = []
     for v in verdicts:
         osd = _osd_of(v.key, kind, WRITE)
-        causes = blamed.get(osd) if osd is not None and v.regressed else None
-        if not causes or osd in causes:
+        if osd is None:
             out.append(v)
-        elif causes & named:
-            shown = ", ".join(_evidence(o, latency) for o in sorted(causes & named))
+            continue
+        causes: Optional[Set[int]] = blamed.get(osd) if v.regressed else None
+        if osd in waited and not v.regressed and osd in measured:
+            # the slow OSD's own probe write was fast (it found the device idle), yet the writes of its
+            # peers waited for it: the regression is its own
+            whose = ", ".join("osd.{}".format(o) for o in sorted(waited[osd]))
+            out.append(v._replace(regressed=True, reason=_evidence(osd, latency) + ": the writes of " + whose
+                                  + " waited for it"))  # fmt: skip
+        elif not causes or osd in causes:
+            out.append(v)
+        elif causes & measured:
+            shown = ", ".join(_evidence(o, latency) for o in sorted(causes & measured))
             out.append(v._replace(regressed=False, reason=v.reason + EXPLAINED + shown))
         else:  # the cause has no result of its own to raise: this one stays, naming it
             shown = ", ".join(_evidence(o, latency) for o in sorted(causes))
@@ -147,15 +162,9 @@ def attribute(
     return out
 
 
-def _named(verdicts: Iterable[Verdict], kind: str, blamed: Set[int]) -> FrozenSet[int]:
-    """The blamed OSDs that have a regressed result of their own in the run."""
-    found = set()
-    for v in verdicts:
-        for metric in (WRITE, READ):
-            osd = _osd_of(v.key, kind, metric)
-            if osd is not None and osd in blamed and v.regressed:
-                found.add(osd)
-    return frozenset(found)
+def _measured(verdicts: Iterable[Verdict], kind: str) -> FrozenSet[int]:
+    """The OSDs with a write result of their own in the run (a cause found can be raised there)."""
+    return frozenset(o for o in (_osd_of(v.key, kind, WRITE) for v in verdicts) if o is not None)
 
 
 def _evidence(osd: int, latency: Dict[int, float]) -> str:
