@@ -106,14 +106,14 @@ def media_osd_rules(p: Profile) -> list[Rule]:
             "osd_device:ceph_perfwatch_media_await_limit:seconds",
             f"{INFO}\n* {ON_DEVICE} group_left ()\nhost_device:ceph_perfwatch_media_await_limit:seconds",
         ),
+        # The commits of the OSDs whose RocksDB WAL the device holds: their median, as a device that queues
+        # slows every one of them, while one OSD's own trouble (its CPU, its kv sync thread) slows only its
+        # own (one of 14 OSDs behind a shared DB device must not mark the device and name all 14).
         rule(
             "host_device:ceph_perfwatch_media_commit_latency:seconds",
-            by(
-                DEVICE,
-                "max",
-                "osd_device:ceph_perfwatch_kv_device:info\n* on (cluster, ceph_daemon) group_left ()\n"
-                "osd:ceph_perfwatch_commit_latency:seconds",
-            ),
+            f"quantile by ({DEVICE}) (\n  0.5,\n"
+            "  osd_device:ceph_perfwatch_kv_device:info\n  * on (cluster, ceph_daemon) group_left ()\n"
+            "  osd:ceph_perfwatch_commit_latency:seconds\n)",
         ),
     ]
 
