@@ -14,7 +14,7 @@ from perfwatch.server import HttpServer
 from perfwatch.server.security import Security
 from perfwatch.version import __version__
 
-from . import fsid, network, trust
+from . import fsid, network, nic_map, trust
 from .app import make_app
 from .collection_loop import CollectionLoop
 from .collector import Collector, Settings
@@ -205,7 +205,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         except WebConfigError as exc:
             sys.stderr.write("{}: error: --web.config.file {}\n".format(PROG, exc))
             return 2
-    collector = Collector(settings, tc=network.default_tc(), log=log)
+    collector = Collector(settings, tc=network.default_tc(), ip=nic_map.default_ip(), log=log)
     loop = CollectionLoop(collector.collect, hostname, args.collect_interval, log)
 
     def http_refusals() -> Dict[str, int]:

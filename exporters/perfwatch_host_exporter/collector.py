@@ -11,7 +11,7 @@ from typing import Callable, List, NamedTuple, Optional, Set, Tuple
 from perfwatch.exposition import render
 from perfwatch.metrics_model import Labels, Sample
 
-from . import asok, network, rgw, trust
+from . import asok, network, nic_map, rgw, trust
 from . import families as f
 from .cgroup_reader import CgroupError, CgroupReader
 from .clusters import ClusterIds
@@ -42,6 +42,7 @@ class Collector:
         root: Optional[Root] = None,
         asok_call: asok.AsokCall = asok.call,
         tc: Optional[network.TcRunner] = None,
+        ip: Optional[nic_map.IpRunner] = None,
         clk_tck: Optional[int] = None,
         page_size: Optional[int] = None,
         clock: Callable[[], float] = time.monotonic,
@@ -50,6 +51,7 @@ class Collector:
         self.settings = settings
         self._net_exclude = re.compile(settings.net_device_exclude)
         self.tc = tc
+        self.ip = ip
         self.clk_tck = clk_tck or os.sysconf("SC_CLK_TCK")
         self.page_size = page_size or os.sysconf("SC_PAGE_SIZE")
         self.clock = clock
@@ -230,4 +232,8 @@ class Collector:
         for link in links:
             labels = (*host, ("device", link.device), ("source", link.source))
             rows.append(Sample(f.LINK_CAPACITY, "", labels, link.bytes_per_second))
+        if self.ip is not None:
+            for held in nic_map.carried_addresses(self.root, self.ip, lambda message: self.errors("network", message)):
+                labels = (*host, ("address", held.address), ("device", held.device), ("carrier", held.carrier))
+                rows.append(Sample(f.ADDRESS_INFO, "", labels, 1.0))
         return rows

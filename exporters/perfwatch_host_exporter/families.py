@@ -73,6 +73,14 @@ RGW_OBJECTER_OPS = _family(
 )
 
 # --- host: hostname --------------------------------------------------------------------------------
+ADDRESS_INFO = _family(
+    "network_address_info",
+    "gauge",
+    "Always 1: an address of this host, the device that holds it and the device that carries its traffic "
+    "(a VLAN's lower device, a bridge's physical ports, a bond itself): what joins an OSD's public and "
+    "cluster addresses to the NIC that carries them",
+    (*HOST, "address", "device", "carrier"),
+)
 LINK_CAPACITY = _family(
     "network_link_capacity_bytes",
     "gauge",

@@ -26,6 +26,10 @@ class CephAdapter:
         """(id, up) of every OSD in the OSD map."""
         raise NotImplementedError
 
+    def osd_networks(self) -> List[Any]:
+        """osd_networks.OsdNetwork rows: each up OSD's public and cluster address (none where unknown)."""
+        return []
+
     def tell_osd(self, osd_id: int, command: Dict[str, Any], timeout: float) -> Any:
         """A tell command to one OSD, its JSON answer parsed."""
         raise NotImplementedError

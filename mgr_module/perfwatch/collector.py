@@ -19,6 +19,7 @@ from .metric_families import (
     LAST_SUCCESS,
     MISSING,
     MODULE_REGISTRY,
+    OSD_NETWORK,
     POLLED,
     UNAVAILABLE,
 )
@@ -86,6 +87,19 @@ class Collector:
         except Exception as exc:  # a bug or surprise in one OSD's data must not end the cycle
             return OsdReading(daemon, [], [], FetchError(REASON_ERROR, repr(exc)))
 
+    def _osd_networks(self) -> List[Sample]:
+        """Each up OSD's public and cluster address (osd_networks.py); a failure here never ends a cycle."""
+        try:
+            rows = self.adapter.osd_networks()
+        except Exception as exc:
+            self.log.warning("reading the OSDs' addresses failed: %s", exc)
+            return []
+        return [
+            Sample(OSD_NETWORK, "", (("ceph_daemon", "osd.{}".format(r.osd)), ("network", r.network),
+                                     ("address", r.address), ("iface", r.iface)), 1.0)
+            for r in rows
+        ]  # fmt: skip
+
     def collect(self, settings: Settings) -> None:
         with self._lock:
             self._collect(settings)
@@ -122,6 +136,7 @@ class Collector:
             unavailable[reading.daemon] = reading.unavailable
             status.append((reading.daemon, True))
         samples.extend(self._read_rgws(status, last_success, unavailable))
+        samples.extend(self._osd_networks())
         samples.extend(unavailable_samples(unavailable))
         known = {daemon for daemon, _ in status}
         self.last_success = {d: t for d, t in last_success.items() if d in known}  # forget removed daemons

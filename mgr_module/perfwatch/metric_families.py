@@ -18,6 +18,13 @@ DAEMON: Tuple[str, ...] = ("ceph_daemon",)
 ONODE_HITS = _declare("bluestore_onode_hits_total", "counter", "BlueStore onode cache hits", DAEMON).name
 ONODE_MISSES = _declare("bluestore_onode_misses_total", "counter", "BlueStore onode cache misses", DAEMON).name
 ONODES = _declare("bluestore_onodes", "gauge", "Onodes in the BlueStore cache", DAEMON).name
+OSD_NETWORK = _declare(
+    "osd_network_info",
+    "gauge",
+    "Always 1: an up OSD's public or cluster address (from the OSD map) and the interface Ceph picked for it at "
+    'boot ("" when it did not say); joins the host exporter\'s network_address_info on the address',
+    (*DAEMON, "network", "address", "iface"),
+).name
 OSD_OPS = _declare(
     "osd_ops_total",
     "counter",

@@ -20,6 +20,7 @@ from .benchmarks.capacity import CapacityView, view_from_payloads
 from .benchmarks.commit_evidence import commit_reading
 from .benchmarks.planning import OsdInfo
 from .benchmarks.radosio import RadosIO
+from .osd_networks import OsdNetwork, networks
 
 
 class MgrAdapter(CephAdapter):
@@ -33,6 +34,9 @@ class MgrAdapter(CephAdapter):
     def osds(self) -> List[Tuple[int, bool]]:
         osd_map = self.module.get("osd_map") or {}
         return [(int(o["osd"]), bool(o.get("up"))) for o in osd_map.get("osds", [])]
+
+    def osd_networks(self) -> List[OsdNetwork]:
+        return networks(self.module.get("osd_map") or {}, self.module.get("osd_metadata") or {})
 
     def tell_osd(self, osd_id: int, command: Dict[str, Any], timeout: float) -> Any:
         with self._lock:

@@ -126,3 +126,27 @@ def test_counters_a_release_lacks_are_exported_as_unavailable_and_in_the_report(
     report = unavailable_report(collector.unavailable)
     assert report["rgw_op.list_obj_lat"]["daemons"] == ["rgw.4148"]
     assert "Tentacle" in str(report["rgw_op.list_obj_lat"]["releases"])
+
+
+def test_each_osds_addresses_are_exported_and_a_failure_to_read_them_ends_no_cycle() -> None:
+    from perfwatch.osd_networks import OsdNetwork
+
+    adapter = FakeAdapter(2)
+    adapter.osd_networks = lambda: [  # type: ignore[method-assign]
+        OsdNetwork(0, "public", "198.18.0.11", "eth0"),
+        OsdNetwork(0, "cluster", "198.19.0.11", "eth1"),
+    ]
+    collector = Collector(adapter)
+    collector.collect(FAST)
+    rows = {(s.labels["ceph_daemon"], s.labels["network"], s.labels["address"], s.labels["iface"]): s.value
+            for s in parsed(collector)["ceph_perfwatch_osd_network_info"]}  # fmt: skip
+    assert rows == {("osd.0", "public", "198.18.0.11", "eth0"): 1.0, ("osd.0", "cluster", "198.19.0.11", "eth1"): 1.0}
+
+    def broken() -> list:
+        raise KeyError("osd_metadata")
+
+    adapter.osd_networks = broken  # type: ignore[method-assign]
+    collector.collect(FAST)
+    fams = parsed(collector)
+    assert "ceph_perfwatch_osd_network_info" not in fams or not fams["ceph_perfwatch_osd_network_info"]
+    assert fams["ceph_perfwatch_collections"][0].value == 2

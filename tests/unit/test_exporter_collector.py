@@ -108,12 +108,16 @@ def build(tmp_path: Path) -> tuple[FakeHost, FakeAsok]:
     return host, fake
 
 
+IP_ADDR = '[{"ifname": "eth0", "addr_info": [{"local": "198.18.0.11"}, {"local": "fe80::1"}]}]'  # ip -j addr
+
+
 def collector(host: FakeHost, fake: FakeAsok, clock: Clock | None = None, **settings: Any) -> Collector:
     return Collector(
         Settings(hostname="node1", asok_dirs=("/lab/run",), **settings),
         root=host.root(),
         asok_call=fake,
         tc=None,
+        ip=lambda args: IP_ADDR,
         clk_tck=100,
         page_size=4096,
         clock=clock or Clock(),
@@ -285,3 +289,15 @@ def test_an_osd_moved_to_another_device_is_followed_after_its_restart(tmp_path: 
     stat = host.path("proc/100/stat")
     stat.write_text(stat.read_text().replace(" 5000 ", " 6000 "))  # restarted: same PID, new start time
     assert kinds() == {"nvme0n1": "nvme"}, "the old disks no OSD uses are not reported"
+
+
+def test_each_address_is_exported_with_its_device_and_carrier(tmp_path: Path) -> None:
+    """nic_map through the exporter's collection and exposition (issue 22); without `ip`, none."""
+    host, fake = build(tmp_path)
+    c = collector(host, fake)
+    found = values(c.render())
+    assert value(found, "network_address_info", hostname="node1", address="198.18.0.11",
+                 device="eth0", carrier="eth0") == 1.0  # fmt: skip
+    assert not [k for k in found if k[0] == "ceph_perfwatch_network_address_info" and ("address", "fe80::1") in k[1]]
+    c.ip = None
+    assert "ceph_perfwatch_network_address_info{" not in c.render()
