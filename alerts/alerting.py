@@ -65,13 +65,20 @@ def _device_figure(record: str, shown: str = "humanizeDuration") -> str:
     return "{{ with " + _on_device(record) + " }}{{ . | first | value | " + shown + " }}{{ else }}none{{ end }}"
 
 
-def _osds_on_device(each: str, around: str = "{}") -> str:
+def _osds_on_device(each: str, around: str = "{}", record: str = "osd_device:ceph_perfwatch_osd_device:info") -> str:
     """The OSDs on the alert's device, comma-separated, each rendered by `each` (a template of `.Labels`)."""
-    rows = _on_device("osd_device:ceph_perfwatch_osd_device:info", around)
+    rows = _on_device(record, around)
     return (
         "{{ range $i, $s := " + rows + ' | sortByLabel "ceph_daemon" }}{{ if $i }}, {{ end }}'
         "{{ with $s }}" + each + "{{ end }}{{ end }}"
     )
+
+
+# The OSDs whose public or cluster address a NIC carries (rows of host_address:..._carrier:info for the NIC).
+NIC_OSDS = (
+    "max by (ceph_daemon) (osd:ceph_perfwatch_osd_network:info * on (cluster, hostname, address) group_left () "
+    "max by (cluster, hostname, address) ({}))"
+)
 
 
 def saturation_alerts(p: Profile) -> list[Alert]:
@@ -125,15 +132,27 @@ def saturation_alerts(p: Profile) -> list[Alert]:
         ),
         Alert(
             "PerfwatchHostNetworkSaturated",
+            # group_right: the alert takes the verdict's labels (the network the NIC carries) and the
+            # utilisation as its value; one alert per NIC and direction, only NICs that carry Ceph's traffic
             "host_nic:ceph_perfwatch_network_utilisation:ratio\n"
-            "and on (cluster, hostname, device, direction)\n"
+            "* on (cluster, hostname, device, direction) group_right ()\n"
             "(host_nic:ceph_perfwatch_network_saturated:bool == 1)",
             p.network_for,
             "warning",
-            "Host {{ $labels.hostname }}'s link {{ $labels.device }} is full ({{ $labels.direction }})",
-            "Interface {{ $labels.device }} of host {{ $labels.hostname }} runs at {{ $value | humanizePercentage }} "
-            "of its capacity ({{ $labels.direction }}); every OSD of the host waits on it. The capacity is "
-            "the interface's tc shaping rate, else its link speed.",
+            "Host {{ $labels.hostname }}'s link {{ $labels.device }} ({{ $labels.network }} network) is full "
+            "({{ $labels.direction }})",
+            "Interface {{ $labels.device }} of host {{ $labels.hostname }}"
+            '{{ if ne $labels.network "unknown" }}, which carries Ceph\'s {{ $labels.network }} traffic,{{ end }} '
+            "runs at {{ $value | humanizePercentage }} of its capacity ({{ $labels.direction }}; the capacity is "
+            "its tc shaping rate, else its link speed). Drops: "
+            + _device_figure("host_nic:node_network_drops:rate", 'printf "%.1f/s"')
+            + "; slowest heartbeat round trip of the host's OSDs over it: "
+            + _device_figure("host_nic:ceph_perfwatch_heartbeat_ping:seconds")
+            + '. {{ if eq $labels.network "unknown" }}Judged because an OSD of the host has an address the host '
+            "does not hold (osd:ceph_perfwatch_network_fallback:info): every NIC of such a host is judged, as "
+            "if it carried that OSD's traffic.{{ else }}It holds back "
+            + _osds_on_device("{{ .Labels.ceph_daemon }}", NIC_OSDS, "host_address:ceph_perfwatch_address_carrier:info")
+            + ".{{ end }} The network is saturated.",
             (("resource", "network"),),
         ),
     ]

@@ -4,6 +4,8 @@ Names follow `level:metric:operation`. The level says which labels a series keep
   osd_device  cluster, hostname, ceph_daemon, device, role     host_device  cluster, hostname, device
   osd         cluster, hostname, ceph_daemon (or cluster, ceph_daemon where no host signal is involved)
   host        cluster, hostname                                host_nic     cluster, hostname, device, direction
+  host_address  cluster, hostname, address, device (the device that carries the address's traffic)
+  host_network  cluster, hostname, network (Ceph's public or cluster network on that host)
   cluster     cluster (and the label the name says, e.g. metric)
 No name carries its rate window: it is the profile's `rate_window` (5 m in production, 30 s in the lab), so
 the dashboards read the same names in both.
@@ -37,6 +39,7 @@ from .promql import (
 from .recording_dashboards import dashboard_rules
 from .recording_inputs import health_rules
 from .recording_media import media_osd_rules, media_signal_rules, media_verdict_rules
+from .recording_network import network_signal_rules, network_verdict_rules
 from .recording_store import store_rules
 
 
@@ -162,6 +165,8 @@ def osd_rules(p: Profile) -> list[Rule]:
             "osd:ceph_perfwatch_heartbeat_ping:seconds",
             by(f"{OSD}, metric", "max", sel("ceph_perfwatch_bench_latency_seconds", mod, 'kind="net"')),
         ),
+        # which NIC carries which network of each OSD (after the heartbeat pings, which it reads)
+        *network_signal_rules(p),
     ]
 
 
@@ -190,23 +195,15 @@ def verdict_rules(p: Profile) -> list[Rule]:
         *media_verdict_rules(p),
         # CPU: at its cgroup limit and throttled; or, without a limit, its host busy with work waiting
         rule("osd:ceph_perfwatch_cpu_saturated:bool", f"{at_limit}\nor\n{host_out}"),
-        # network: a NIC at its capacity in one direction
-        rule(
-            "host_nic:ceph_perfwatch_network_saturated:bool",
-            f"host_nic:ceph_perfwatch_network_utilisation:ratio >= bool {p.network_utilisation_ratio}",
-        ),
+        # network: a NIC that carries Ceph's traffic at its capacity in one direction
+        *network_verdict_rules(p),
         rule(
             "osd:ceph_perfwatch_saturation:verdict",
             with_label(per_osd.format("osd_device:ceph_perfwatch_media_saturated:bool"), "resource", "media")
             + "\nor\n"
             + with_label(per_osd.format("osd:ceph_perfwatch_cpu_saturated:bool"), "resource", "cpu")
             + "\nor\n"
-            + with_label(
-                "osd:ceph_perfwatch_osd:info\n* on (cluster, hostname) group_left ()\n"
-                "max by (cluster, hostname) (host_nic:ceph_perfwatch_network_saturated:bool)",
-                "resource",
-                "network",
-            ),
+            + with_label("osd:ceph_perfwatch_network_saturated:bool", "resource", "network"),
         ),
     ]
 

@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 from .profiles import Profile
 from .promql import CLUSTER, HOST, OSD, Rule, by, mean_from_summary, rate, rule, sel, with_label
+from .recording_network import per_osd
 
 
 def dashboard_rules(p: Profile) -> list[Rule]:
@@ -33,10 +34,7 @@ def dashboard_rules(p: Profile) -> list[Rule]:
         "osd:ceph_perfwatch_cpu_quota_usage:ratio\nor\n"
         "osd:ceph_perfwatch_osd:info * on (cluster, hostname) group_left () host:node_cpu_busy:ratio"
     )
-    network = (
-        "osd:ceph_perfwatch_osd:info\n* on (cluster, hostname) group_left ()\n"
-        "max by (cluster, hostname) (host_nic:ceph_perfwatch_network_utilisation:ratio)"
-    )
+    network = per_osd("host_nic:ceph_perfwatch_network_utilisation:ratio")
     media = "max by (cluster, hostname, ceph_daemon) (osd_device:ceph_perfwatch_media_busy:ratio)"
     rgw = "cluster, ceph_daemon"
     return [
@@ -52,13 +50,19 @@ def dashboard_rules(p: Profile) -> list[Rule]:
         ),
         # media: mean time a request spends queued and served (iostat's await), per device and per OSD device
         # utilisation per OSD and resource: its busiest device; its CPU against its limit, else its host's
-        # CPU; its host's fullest NIC. Then per host, and how many OSDs each verdict holds
+        # CPU; the fullest NIC that carries its networks. Then per host, and how many OSDs each verdict holds
         rule(
             "osd:ceph_perfwatch_utilisation:ratio",
             "\nor\n".join(
                 with_label(expr, "resource", resource)
                 for resource, expr in (("media", media), ("cpu", cpu), ("network", network))
             ),
+        ),
+        # each NIC that carries Ceph's traffic, with the network it carries (NICs that carry none left out)
+        rule(
+            "host_nic:ceph_perfwatch_ceph_network_utilisation:ratio",
+            "host_nic:ceph_perfwatch_network_utilisation:ratio\n"
+            "* on (cluster, hostname, device) group_left (network)\nhost_nic:ceph_perfwatch_nic_networks:info",
         ),
         rule(
             "host:ceph_perfwatch_utilisation:ratio",

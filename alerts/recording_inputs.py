@@ -22,9 +22,9 @@ def health_rules(p: Profile) -> list[Rule]:
                                     "osd:ceph_perfwatch_cpu_usage:cores"),
         # a host with OSDs whose CPU node_exporter does not report
         ("node_cpu", "osd:ceph_perfwatch_osd:info unless on (cluster, hostname) host:node_cpu_busy:ratio"),
-        # a host with OSDs without any NIC whose throughput and capacity are both known
-        ("network_capacity", "osd:ceph_perfwatch_osd:info unless on (cluster, hostname) "
-                             "host_nic:ceph_perfwatch_network_utilisation:ratio"),
+        # an OSD none of whose NICs (those that carry its networks) has its throughput and capacity known
+        ("network_capacity", "osd:ceph_perfwatch_osd:info unless on (cluster, hostname, ceph_daemon) "
+                             "osd:ceph_perfwatch_network_saturated:bool"),
     ]  # fmt: skip
     return [
         rule(

@@ -97,19 +97,20 @@ def utilisation() -> Row:
                 links=[runbook(CPU), OSD_DETAIL],
             ),
             graph(
-                "Network: fullest NIC",
-                "Per host, its fullest network interface against its capacity (tc shaping rate, else link speed), "
-                f"either direction. The dashed line is the network verdict's threshold "
-                f"({limit('network_utilisation_ratio'):.0%}). Flat at the line while media and CPU idle: the link "
-                "is the bottleneck (the large-read campaigns' case).",
+                "Network: the NICs that carry Ceph's networks",
+                "Each NIC that carries Ceph's public or cluster network (an OSD's address on its host; a VLAN's lower "
+                "NIC, a bridge's ports, a bond as one link) against its capacity (tc shaping rate, else link "
+                "speed), per direction, labelled with the network it carries. NICs that carry no Ceph traffic are "
+                f"left out: they hold no OSD back. The dashed line is the network verdict's threshold "
+                f"({limit('network_utilisation_ratio'):.0%}). Flat at the line while media and CPU idle: that "
+                "network is the bottleneck (the large-read campaigns' case: public, transmit).",
                 "percentunit",
                 [
                     q(
-                        "host:ceph_perfwatch_utilisation:ratio",
+                        "host_nic:ceph_perfwatch_ceph_network_utilisation:ratio",
                         CLUSTER,
                         HOSTS,
-                        resource("network"),
-                        legend="{{hostname}}",
+                        legend="{{hostname}} {{device}} {{network}} {{direction}}",
                     )
                 ],
                 steps=over("network_utilisation_ratio"),

@@ -55,6 +55,7 @@ def render(config: LabConfig, topo: Topology, fsid: str) -> str:
                 ("mon host", mon_addr(config, topo)),
                 ("mon initial members", MON_ID),
                 ("public network", network),
+                *([("cluster network", topo.cluster_cidr)] if topo.cluster_cidr else []),
                 ("auth cluster required", "cephx"),
                 ("auth service required", "cephx"),
                 ("auth client required", "cephx"),
@@ -127,7 +128,7 @@ def render(config: LabConfig, topo: Topology, fsid: str) -> str:
                 [
                     ("crush location", f"root=default host={osd.host.crush_name}"),
                     ("public addr", osd.host.address),
-                    ("cluster addr", osd.host.address),
+                    ("cluster addr", osd.host.cluster_address or osd.host.address),
                 ],
             )
         )

@@ -122,6 +122,13 @@ def _parser() -> argparse.ArgumentParser:
         help="with --hosts > 1, hosts live in 198.18.<index>.0/24",
     )
     up.add_argument(
+        "--cluster-network",
+        action="store_true",
+        help="with --hosts > 1, each host also gets eth1 for Ceph's cluster network (198.19.<index>.0/25; the "
+        "OSDs replicate and heartbeat over it) and eth2, a link that carries no Ceph traffic "
+        "(198.19.<index>.128/25), as real hosts have",
+    )
+    up.add_argument(
         "--rootfs",
         help="run Ceph from this filesystem tree (a container image's, e.g. as `buildah mount` shows it) instead "
         "of the release's cached rootfs; the release is what it holds, and the lab never writes into it",
@@ -194,6 +201,14 @@ def _parser() -> argparse.ArgumentParser:
     netw = knob.add_parser("network", help="shape a host's link with tc, both directions")
     netw.add_argument("--host", required=True, help="index, h2, host2 or the CRUSH host name")
     netw.add_argument("--rate", required=True, help="tc rate: 80mbit, 1gbit, ...")
+    netw.add_argument(
+        "--network",
+        choices=knobs.NETWORKS,
+        default="public",
+        help="which link of the host: public (eth0, default), cluster (eth1) or other (eth2, which carries "
+        "no Ceph traffic: the knob also fills it, from the host to the lab's sink); cluster and other need a "
+        "lab started with --cluster-network",
+    )
     clear = sub.add_parser("clear", help="undo the knobs (all, or one kind)")
     clear.add_argument("knob", nargs="?", choices=knobs.KINDS)
     load_p = sub.add_parser("load", help="drive client load from the lab's client namespace (librbd)")
@@ -285,6 +300,7 @@ def main(argv: list[str] | None = None) -> int:
                 alertmanager_port=args.alertmanager_port,
                 ceph_metrics_port=args.ceph_metrics_port,
                 subnet_index=args.subnet_index,
+                cluster_network=args.cluster_network,
                 release=release_name(args.release, args.rootfs),
                 release_version=releases.exact_version(args.release or ""),
                 rootfs=str(Path(args.rootfs).absolute()) if args.rootfs else "",
@@ -393,7 +409,11 @@ def _saturate(lab: Lab, args: argparse.Namespace) -> int:
             lab.state, lab.save_state, lab.config.name, targets, args.iops, args.mbps, role=args.device
         )
     else:
-        made = [knobs.saturate_network(lab.state, lab.save_state, lab.topo, args.host, args.rate)]
+        made = [
+            knobs.saturate_network(
+                lab.state, lab.save_state, lab.topo, args.host, args.rate, args.network, lab.dir / "log"
+            )
+        ]
     for knob in made:
         print(f"lab: {knob['kind']} knob on {knob['target']}: {knobs.describe(knob)}")
     return 0

@@ -227,6 +227,8 @@ class Lab:
         net.create(topo, self.state, self.save_state)
         if topo.namespaced:
             step(f"network: bridge {topo.bridge} {topo.core_address}, {len(topo.hosts)} namespaces")
+        if topo.cluster_cidr:
+            step(f"cluster network {topo.cluster_cidr} on {topo.cluster_bridge}; other traffic to {topo.other_sink}")
         bootstrap.write_config_and_keys(config, topo, fsid, bootstrap.key_format(config))
         if config.secure:
             security.make(config.directory, self.catalogue.tls_addresses())

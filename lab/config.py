@@ -48,6 +48,9 @@ class LabConfig:
     alertmanager_port: int = 9093  # the lab's Alertmanager, on the core address
     ceph_metrics_port: int = 9283  # Ceph's own prometheus mgr module: one port per mgr, like --module-port
     subnet_index: int = 0  # hosts > 1: 198.18.<subnet_index>.0/24
+    # hosts > 1: each host also gets a link of its own for Ceph's cluster network (eth1, 198.19.<subnet>.0/25)
+    # and one that carries no Ceph traffic (eth2, 198.19.<subnet>.128/25), as real hosts have
+    cluster_network: bool = False
     mgrs: tuple[str, ...] = ("x", "y")
     release: str = "pacific"  # which Ceph the lab runs: a name of releases.RELEASES (checked by `up`)
     release_version: str = ""  # an exact version asked for (`--release 18.2.7`); "": whatever the source has
@@ -89,6 +92,8 @@ class LabConfig:
         per_mgr = self.module_ports() + self.ceph_metrics_ports()
         if max(per_mgr) > 65535:
             raise LabError(f"the per-mgr ports {per_mgr} run past 65535: pick lower --module-port/--ceph-metrics-port")
+        if self.cluster_network and self.hosts < 2:
+            raise LabError("--cluster-network needs hosts in namespaces of their own: --hosts 2 or more")
         if not 0 <= self.subnet_index <= 255:
             raise LabError(f"--subnet-index {self.subnet_index}: must be between 0 and 255")
         if len(self.mgrs) < 1 or len(set(self.mgrs)) != len(self.mgrs):

@@ -8,8 +8,9 @@
            a saturated disk: utilisation near 100 % and a growing queue.
            (A limit on the loop device itself makes the OSD slow but not busy: the wait happens above
            the device and is not counted in its io_time.)
-- network: tc token-bucket shaping on both ends of a host's veth: the host sends and receives at most
-           `rate`.
+- network: tc token-bucket shaping on both ends of one of a host's links (eth0: public network; with
+           --cluster-network eth1: cluster network, eth2: no Ceph traffic): the host sends and receives at
+           most `rate` on it. For eth2 the knob also makes the traffic (lab/traffic.py, recorded by PID).
 
 Each knob is a dict in the lab state, keyed "<kind>:<target>", holding what `clear` needs to undo it.
 The functions that change knobs take that state and a `save` that writes it to the lab directory: a
@@ -22,6 +23,7 @@ import os
 import re
 import stat
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -29,9 +31,14 @@ from typing import Any
 from . import cgroups, procs
 from .config import LabError
 from .state import LabState
-from .topology import Topology
+from .topology import Host, Topology
 
 KINDS = ("cpu", "media", "network")
+NETWORKS = ("public", "cluster", "other")
+# `--network other`: the host sends this much more than the shaping rate to the sink, so the link is full
+OTHER_OVERFILL = 1.25
+OTHER_SECONDS = 3600.0  # the traffic stops by itself after this, should the lab lose track of it
+TRAFFIC = Path(__file__).with_name("traffic.py")
 CFS_PERIOD_US = 100_000
 _RATE_RE = re.compile(r"^(\d+(?:\.\d+)?)(bit|kbit|mbit|gbit)$", re.IGNORECASE)
 _RATE_UNITS = {"bit": 1, "kbit": 1e3, "mbit": 1e6, "gbit": 1e9}
@@ -73,7 +80,12 @@ def describe(knob: dict[str, Any]) -> str:
         disk = f"{knob['disk']} ({knob['numbers']})"
         role = knob.get("role", "block")
         return f"{knob['iops']} read + {knob['iops']} write IOPS{bw} on {disk}, under {knob['device']} ({role})"
-    return f"{knob['rate']} ({knob['rate_bps'] / 8e6:g} MB/s) each way on {', '.join(knob['links'])}"
+    way = "sent" if knob.get("network") == "cluster" else "each way"
+    shaped = f"{knob['rate']} ({knob['rate_bps'] / 8e6:g} MB/s) {way} on {', '.join(knob['links'])}"
+    network = knob.get("network", "public")
+    if network == "other":
+        return f"{shaped} (a link that carries no Ceph traffic), filled from the host at {OTHER_OVERFILL:g}x that"
+    return f"{shaped} ({network} network)"
 
 
 # ----- devices ---------------------------------------------------------------------------------------
@@ -204,35 +216,72 @@ def _tc(netns: str | None, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(argv, capture_output=True, text=True, timeout=30)
 
 
-def saturate_network(
-    state: LabState, save: Callable[[], None], topo: Topology, host_name: str, rate: str
-) -> dict[str, Any]:
-    """Shape both ends of the host's veth to `rate` (a tc rate, e.g. 80mbit)."""
-    bits = parse_rate(rate)
+def _link_of(topo: Topology, host_name: str, network: str) -> tuple[Host, str, str]:
+    """(host, root-namespace end, device in the host) of a host's link for `network`."""
+    if network not in NETWORKS:
+        raise LabError(f"--network {network!r}: must be one of {', '.join(NETWORKS)}")
     try:
         host = topo.host_named(host_name)
     except KeyError as exc:
         raise LabError(str(exc.args[0])) from exc
     if host.netns is None or host.veth is None:
         raise LabError("the network knob needs hosts in namespaces of their own: start the lab with --hosts 2 or more")
+    veth, device = {
+        "public": (host.veth, "eth0"),
+        "cluster": (host.cluster_veth, "eth1"),
+        "other": (host.other_veth, "eth2"),
+    }[network]
+    if veth is None:
+        raise LabError(f"--network {network}: this lab has one link per host; start it with --cluster-network")
+    return host, veth, device
+
+
+def saturate_network(
+    state: LabState,
+    save: Callable[[], None],
+    topo: Topology,
+    host_name: str,
+    rate: str,
+    network: str = "public",
+    log_dir: Path | None = None,
+) -> dict[str, Any]:
+    """Shape both ends of the host's link for `network` to `rate` (a tc rate, e.g. 80mbit); for `other`, also
+    fill it with traffic that is not Ceph's (lab/traffic.py, from the host to the lab's sink)."""
+    bits = parse_rate(rate)
+    host, veth, device = _link_of(topo, host_name, network)
+    assert host.netns is not None
     # burst: at least 64 KiB, and 10 ms worth at the rate (tbf needs more than one timer tick's worth)
     burst = max(64 * 1024, bits // 8 // 100)
-    ends: list[tuple[str | None, str]] = [(None, host.veth), (host.netns, "eth0")]
-    knob = {
+    # Both ends: the host sends and receives at most the rate. The cluster network only what the host sends
+    # (a NIC's own tc qdisc shapes its egress): with 3 hosts and 3 replicas a host receives as many replica
+    # bytes as it sends, so with both ends shaped neither direction ever fills (81 % each, measured).
+    ends: list[tuple[str | None, str]] = (
+        [(host.netns, device)] if network == "cluster" else [(None, veth), (host.netns, device)]
+    )
+    knob: dict[str, Any] = {
         "kind": "network",
         "target": host.crush_name,
+        "network": network,
         "rate": rate,
         "rate_bps": bits,
-        "links": [host.veth, f"{host.netns}:eth0"],
+        "links": [f"{ns}:{dev}" if ns else dev for ns, dev in ends],
         "ends": [[ns, dev] for ns, dev in ends],
     }
-    state.knobs[f"network:{host.crush_name}"] = knob
+    key = f"network:{host.crush_name}" + ("" if network == "public" else f":{network}")
+    state.knobs[key] = knob
     save()
     for netns, dev in ends:
         proc = _tc(netns, "qdisc", "replace", "dev", dev, "root", "tbf", "rate", f"{bits}bit", "burst",
                    str(burst), "latency", "50ms")  # fmt: skip
         if proc.returncode != 0:
             raise LabError(f"tc on {dev} failed: {proc.stderr.strip()}")
+    if network == "other":
+        assert topo.other_sink is not None
+        argv = [sys.executable, str(TRAFFIC), "--to", topo.other_sink, "--seconds", str(OTHER_SECONDS),
+                "--bytes-per-second", str(bits / 8 * OTHER_OVERFILL)]  # fmt: skip
+        log = (log_dir or Path("/tmp")) / f"traffic-{host.crush_name}.log"
+        knob["traffic"] = procs.spawn(argv, log, netns=host.netns).to_dict()
+        save()
     return knob
 
 
@@ -257,6 +306,10 @@ def _undo(knob: dict[str, Any]) -> list[str]:
         controller = "cpu" if knob["kind"] == "cpu" else "blkio"
         problems += cgroups.remove(controller, knob["group"], knob.get("origin"))
     else:
+        if knob.get("traffic"):
+            procs.stop(procs.ProcRef.from_dict(knob["traffic"]), grace=5.0)
+            if procs.is_alive(procs.ProcRef.from_dict(knob["traffic"])):
+                problems.append(f"the traffic of {knob['target']} (pid {knob['traffic']['pid']}) did not stop")
         for netns, dev in knob["ends"]:
             if netns is not None and not Path(f"/run/netns/{netns}").exists():
                 continue

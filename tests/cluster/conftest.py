@@ -17,7 +17,7 @@ from .labutil import REPO, LabHandle, leftovers, run_lab, snapshot
 SESSION_LAB_DIR = Path(os.environ.get("PERFWATCH_TEST_LAB_DIR", REPO / ".lab-test")).resolve()
 RELEASE = os.environ.get("PERFWATCH_TEST_RELEASE") or "pacific"
 SESSION_LAB_ARGS = (
-    "--hosts", "3", "--name", "pwtest", "--subnet-index", "1", "--osd-size", "6",
+    "--hosts", "3", "--name", "pwtest", "--subnet-index", "1", "--osd-size", "6", "--cluster-network",
     "--mon-port", "13300", "--rgw-port", "17480", "--module-port", "19284",
     "--exporter-port", "19285", "--node-exporter-port", "19100",
     "--prometheus-port", "19090", "--alertmanager-port", "19093", "--ceph-metrics-port", "19283",

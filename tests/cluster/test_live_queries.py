@@ -139,6 +139,15 @@ def test_the_recorded_series_name_every_osd_host_and_nic(events: LabHandle) -> N
     assert {(r["metric"]["hostname"], r["metric"]["direction"]) for r in nics} == {
         (h.crush_name, d) for h in topo.hosts for d in ("transmit", "receive")
     }
+    # which NIC carries which of Ceph's networks (the lab runs with --cluster-network): the module's OSD
+    # addresses met the host exporters' address map on every host, and eth2 carries none of them
+    roles = query(url, "host_nic:ceph_perfwatch_nic_networks:info")
+    assert {(r["metric"]["hostname"], r["metric"]["device"], r["metric"]["network"]) for r in roles} == {
+        (h.crush_name, device, network)
+        for h in topo.hosts
+        for device, network in (("eth0", "public"), ("eth1", "cluster"))
+    }
+    assert query(url, "osd:ceph_perfwatch_network_fallback:info") == []
     # every input of every verdict is there: nothing is reported missing
     assert query(url, "osd:ceph_perfwatch_verdict_input_missing:info") == []
 

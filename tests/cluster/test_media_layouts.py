@@ -22,6 +22,7 @@ import pytest
 
 from .alert_checks import (
     HEALTHY_SECONDS,
+    POLL,
     ROWS,
     Load,
     am_alerts,
@@ -108,7 +109,7 @@ def test_flash_under_a_deep_fast_load_fires_no_media_alert(flash_lab: LabHandle)
                 now = tuple(figures[n].get(device, 0.0) for n in ("busy:ratio", "queue:avg", "await:seconds"))
                 if now[0] >= busiest.get(device, (0.0, 0.0, 0.0))[0]:
                     busiest[device] = now  # type: ignore[assignment]
-            time.sleep(5)
+            time.sleep(POLL)
     finally:
         out = load.stop()
     shown = ", ".join(

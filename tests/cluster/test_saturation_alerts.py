@@ -1,7 +1,10 @@
 """The verdicts end to end: each knob with the load that exposes it, the lab's Prometheus evaluating the lab
 profile's rules, the alerts read from the lab's Alertmanager. Each saturation alert must fire for the OSD,
-host and device (or NIC) the knob holds back, and no other saturation alert may fire; after `lab clear`
-(the load still running) it must resolve. A healthy load raises none.
+host and device (or NIC, with the network it carries) the knob holds back, and no other saturation alert
+may fire; while it fires, the knob is seen holding back that one OSD, device or link (knob_checks.py); after
+`lab clear` (the load still running) it must resolve. A healthy load, beside a full NIC that carries no
+Ceph traffic, raises none. The session lab runs with --cluster-network: eth0 public, eth1 cluster, eth2
+neither.
 
 Figures are printed (run with -s): seconds from the load's start to firing, the labels, the other saturation
 alerts seen, seconds from `clear` to resolved. The 180 s bars are the issue's.
@@ -9,16 +12,25 @@ alerts seen, seconds from `clear` to resolved. The 180 s bars are the issue's.
 
 from __future__ import annotations
 
-import json
 import time
-import urllib.parse
-import urllib.request
 from collections.abc import Iterator
 
 import pytest
 
-from .alert_checks import HEALTHY_SECONDS, ROWS, Load, am_alerts, key, knob_fires_then_resolves, saturation, wait_quiet
-from .labutil import LabHandle
+from .alert_checks import (
+    HEALTHY_SECONDS,
+    POLL,
+    ROWS,
+    Load,
+    am_alerts,
+    key,
+    knob_fires_then_resolves,
+    query,
+    saturation,
+    wait_quiet,
+)
+from .knob_checks import cpu_knob_holds_only_its_osd, media_knob_fills_its_device, network_knob_caps_only_its_link
+from .labutil import LabHandle, run_lab
 from .saturating import saturating
 
 VICTIM = 1  # osd.1, on the lab's second host
@@ -43,6 +55,7 @@ def test_cpu_knob_and_small_random_writes_fire_the_osd_cpu_alert_only(quiet_lab:
         {"alertname": "PerfwatchOSDCPUSaturated", "ceph_daemon": f"osd.{VICTIM}", "hostname": host,
          "reason": "cgroup_limit"},
         f"cpu 0.2 cores on osd.{VICTIM}, 4 KiB random writes",
+        lambda _: cpu_knob_holds_only_its_osd(quiet_lab, VICTIM, 0.2),
     )  # fmt: skip
 
 
@@ -58,41 +71,63 @@ def test_media_knob_and_large_writes_fire_the_media_alert_for_the_osds_device_on
         # the lab's loop devices say they rotate, on a transport that cannot tell: kind unknown, judged as hdd
         {"alertname": "PerfwatchDeviceSaturated", "hostname": host, "device": device, "kind": "unknown"},
         f"media 300 IOPS, 10 MB/s on osd.{VICTIM}, 4 MiB writes",
+        lambda _: media_knob_fills_its_device(quiet_lab, VICTIM, device),
     )  # fmt: skip
 
 
-def test_network_knob_and_large_reads_fire_the_network_alert_for_the_hosts_nic_only(quiet_lab: LabHandle) -> None:
+# (network, its link in the lab, the load that fills it): reads leave an OSD host on the public network;
+# the primary's copies to the replicas of large writes leave it on the cluster network
+SHAPED_NETWORKS = [("public", "eth0", "large-read"), ("cluster", "eth1", "large-write")]
+
+
+@pytest.mark.parametrize(("network", "device", "pattern"), SHAPED_NETWORKS, ids=[n for n, _, _ in SHAPED_NETWORKS])
+def test_shaping_a_network_under_the_load_it_carries_fires_the_network_alert_for_that_network(
+    quiet_lab: LabHandle, network: str, device: str, pattern: str
+) -> None:
     host = quiet_lab.lab.topo.host_of(VICTIM).crush_name
     knob_fires_then_resolves(
         quiet_lab,
-        ["network", "--host", host, "--rate", "80mbit"],
-        "large-read",
-        {"alertname": "PerfwatchHostNetworkSaturated", "hostname": host, "device": "eth0", "direction": "transmit"},
-        f"network 80mbit on {host}, 4 MiB reads",
-    )
+        ["network", "--host", host, "--rate", "80mbit", "--network", network],
+        pattern,
+        {"alertname": "PerfwatchHostNetworkSaturated", "hostname": host, "device": device, "direction": "transmit",
+         "network": network},
+        f"{network} network ({device}) 80mbit on {host}, 4 MiB {pattern.split('-')[1]}s",
+        lambda _: network_knob_caps_only_its_link(quiet_lab, host, device, 10e6),
+    )  # fmt: skip
 
 
-def test_a_healthy_load_raises_no_saturation_alert(quiet_lab: LabHandle) -> None:
-    """4 KiB random writes with one in flight: a closed loop that cannot queue at any device, CPU or link."""
+def test_a_healthy_load_beside_a_full_non_ceph_nic_raises_no_saturation_alert(quiet_lab: LabHandle) -> None:
+    """4 KiB random writes with one in flight: a closed loop that cannot queue at any device, CPU or link; and
+    meanwhile a NIC of one host that carries no Ceph traffic (eth2) full with other traffic, as a backup NIC
+    may be. Neither may raise a saturation alert."""
+    host = quiet_lab.lab.topo.host_of(VICTIM).crush_name
     wait_quiet(quiet_lab)
+    other = run_lab(quiet_lab.dir, "saturate", "network", "--host", host, "--rate", "80mbit", "--network", "other")
+    assert other.returncode == 0, other.stderr
     load = Load(quiet_lab, "light-random-write", HEALTHY_SECONDS)
     seen: set[str] = set()
+    eth2: list[float] = []
     try:
         while load.proc.poll() is None:
             seen.update(key(a) for a in saturation(am_alerts(quiet_lab)))
-            time.sleep(5)
+            found = query(quiet_lab, f'host_nic:ceph_perfwatch_network_utilisation:ratio{{hostname="{host}", '
+                                     'device="eth2", direction="transmit"}')  # fmt: skip
+            eth2 += [float(r["value"][1]) for r in found]
+            time.sleep(POLL)
     finally:
         out = load.stop()
+        cleared = run_lab(quiet_lab.dir, "clear")
     ROWS.append(
-        f"| none (healthy: {out.removeprefix('lab: ')}) | none expected | | | {', '.join(sorted(seen)) or 'none'} | |"
+        f"| none (healthy: {out.removeprefix('lab: ')}; {host}'s eth2, no Ceph traffic, up to "
+        f"{max(eth2, default=0):.0%} full) | none expected | | | {', '.join(sorted(seen)) or 'none'} | |"
     )
     print(f"\n{ROWS[-1]}")
+    assert cleared.returncode == 0, cleared.stderr
     assert load.proc.returncode == 0
     assert not seen, f"saturation alerts under a healthy load: {seen}"
-    # and not because the rules are blind: a verdict for every OSD and resource, every one 0
-    prometheus = quiet_lab.lab.monitoring_urls()["prometheus"].rstrip("/")
-    url = f"{prometheus}/api/v1/query?" + urllib.parse.urlencode({"query": "osd:ceph_perfwatch_saturation:verdict"})
-    with urllib.request.urlopen(url, timeout=5) as resp:
-        verdicts = json.load(resp)["data"]["result"]
+    # not because eth2 was not full, nor because the rules are blind: eth2 was judged full, and there is
+    # a verdict for every OSD and resource, every one 0
+    assert max(eth2, default=0) >= 0.9, f"{host}'s eth2 was never full: {eth2}"
+    verdicts = query(quiet_lab, "osd:ceph_perfwatch_saturation:verdict")
     assert len(verdicts) == 3 * len(quiet_lab.lab.topo.osds), verdicts
     assert all(float(v["value"][1]) == 0 for v in verdicts), verdicts

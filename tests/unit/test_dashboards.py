@@ -43,7 +43,7 @@ METRIC = re.compile(r"(?<![:\w$])([a-zA-Z_][a-zA-Z0-9_]*)\s*\{")
 THRESHOLDS = {
     ("perfwatch-bottlenecks", "Media: busiest device"): {"media_busy_ratio"},
     ("perfwatch-bottlenecks", "CPU: against the limit, else the host"): {"cpu_quota_ratio"},
-    ("perfwatch-bottlenecks", "Network: fullest NIC"): {"network_utilisation_ratio"},
+    ("perfwatch-bottlenecks", "Network: the NICs that carry Ceph's networks"): {"network_utilisation_ratio"},
     ("perfwatch-bottlenecks", "Media: requests in flight per OSD device"): {"media_queue_depth"},
     ("perfwatch-bottlenecks", "CPU: runnable threads per core"): {"host_load_per_core"},
     ("perfwatch-bottlenecks", "Age of the module's data"): {"collection_stale_seconds"},

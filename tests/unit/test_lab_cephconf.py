@@ -35,6 +35,15 @@ def test_three_host_lab_binds_each_osd_in_its_namespace_and_uses_host_failure_do
     assert conf["osd.1"]["crush location"] == "root=default host=pwlab-host2"
 
 
+def test_a_cluster_network_lab_binds_each_osds_cluster_address_on_it() -> None:
+    conf = parse(LabConfig(directory=Path("/tmp/l"), hosts=3, subnet_index=2, cluster_network=True))
+    assert conf["global"]["cluster network"] == "198.19.2.0/25"
+    assert (conf["osd.1"]["public addr"], conf["osd.1"]["cluster addr"]) == ("198.18.2.12", "198.19.2.12")
+    plain = parse(LabConfig(directory=Path("/tmp/l"), hosts=3, subnet_index=2))
+    assert "cluster network" not in plain["global"]
+    assert plain["osd.1"]["cluster addr"] == "198.18.2.12"
+
+
 def test_one_osd_lab_allows_size_one_pools_without_warning() -> None:
     g = parse(LabConfig(osds=1))["global"]
     assert g["osd pool default size"] == "1"

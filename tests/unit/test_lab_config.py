@@ -57,3 +57,9 @@ def test_directory_resolution_order(monkeypatch: pytest.MonkeyPatch, tmp_path: P
 def test_standby_mgr_ports_skip_the_ports_other_options_use() -> None:
     assert LabConfig().module_ports() == [9284, 9286]  # 9285 is the host exporter's
     assert LabConfig(module_port=19284, exporter_port=19300).module_ports() == [19284, 19285]
+
+
+def test_a_cluster_network_needs_namespaced_hosts() -> None:
+    with pytest.raises(LabError, match="--cluster-network needs hosts in namespaces"):
+        LabConfig(cluster_network=True).validate()
+    LabConfig(hosts=2, cluster_network=True).validate()

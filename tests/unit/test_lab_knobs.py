@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from lab import cgroups, knobs, load
-from lab.config import LabError
+from lab.config import LabConfig, LabError
 from lab.state import LabState
 
 MOUNTINFO = """\
@@ -65,7 +65,11 @@ def test_knob_descriptions_name_the_setting() -> None:
     db = {**media, "role": "db", "disk": "loop9", "numbers": "7:9", "device": "loop8"}
     assert knobs.describe(db) == "300 read + 300 write IOPS on loop9 (7:9), under loop8 (db)"
     net = {"kind": "network", "rate": "80mbit", "rate_bps": 80_000_000, "links": ["x-h2", "x-h2:eth0"]}
-    assert knobs.describe(net) == "80mbit (10 MB/s) each way on x-h2, x-h2:eth0"
+    assert knobs.describe(net) == "80mbit (10 MB/s) each way on x-h2, x-h2:eth0 (public network)"
+    back = {**net, "network": "cluster", "links": ["x-h2:eth1"]}
+    assert knobs.describe(back) == "80mbit (10 MB/s) sent on x-h2:eth1 (cluster network)"
+    other = {**net, "network": "other", "links": ["x-o2", "x-h2:eth2"]}
+    assert "carries no Ceph traffic" in knobs.describe(other)
 
 
 def test_rbd_bench_progress_lines_are_parsed_and_headers_skipped() -> None:
@@ -125,3 +129,21 @@ def test_a_media_knob_on_a_device_the_osd_lacks_or_already_has_is_refused(tmp_pa
         knobs.saturate_media(state, lambda: None, "t", {0: tmp_path}, 100, None)
     with pytest.raises(LabError, match="no OSD to limit"):
         knobs.saturate_media(state, lambda: None, "t", {}, 100, None)
+
+
+def test_network_knobs_pick_the_link_of_the_network_and_refuse_what_the_lab_lacks() -> None:
+    from lab.topology import plan
+
+    split = plan(LabConfig(hosts=3, cluster_network=True, name="x"))
+    assert knobs._link_of(split, "h2", "public")[1:] == ("x-h2", "eth0")
+    assert knobs._link_of(split, "h2", "cluster")[1:] == ("x-c2", "eth1")
+    assert knobs._link_of(split, "2", "other")[1:] == ("x-o2", "eth2")
+    one_link = plan(LabConfig(hosts=3, name="x"))
+    with pytest.raises(LabError, match="--cluster-network"):
+        knobs._link_of(one_link, "h2", "cluster")
+    with pytest.raises(LabError, match="must be one of public, cluster, other"):
+        knobs._link_of(split, "h2", "backup")
+    with pytest.raises(LabError, match="no host 'h9'"):
+        knobs._link_of(split, "h9", "public")
+    with pytest.raises(LabError, match="--hosts 2 or more"):
+        knobs._link_of(plan(LabConfig()), "1", "public")
