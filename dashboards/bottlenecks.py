@@ -159,6 +159,16 @@ def saturation() -> Row:
                 [q("host_nic:node_network_drops:rate", CLUSTER, HOSTS, legend="{{hostname}} {{device}}")],
                 links=[runbook(NETWORK)],
             ),
+            graph(
+                "Network: slowest heartbeat over each NIC",
+                "Per NIC that carries Ceph's traffic, the slowest heartbeat round trip of its host's OSDs to their "
+                "peers over the network it carries (front pings for public, back pings for cluster; the net "
+                "probe's figures, every net_probe_interval). Climbing beside a full NIC: that link delays the "
+                "OSDs' messages, and above 1 s Ceph raises OSD_SLOW_PING_TIME_FRONT/BACK.",
+                "s",
+                [q("host_nic:ceph_perfwatch_heartbeat_ping:seconds", CLUSTER, HOSTS, legend="{{hostname}} {{device}}")],
+                links=[runbook(NETWORK)],
+            ),
         ],
     )
 

@@ -1,17 +1,15 @@
 """Link capacity of every network interface: the rate a root tbf/htb qdisc shapes it to, else its speed."""
 
 import re
-import shutil
-import subprocess
 from typing import Callable, List, NamedTuple, Optional, Pattern
 
-from . import tc
+from . import tc, tools
 from .fsroot import Root
 
 TC_TIMEOUT = 2.0
 MBIT = 125000  # bytes per second in one Mbit/s
 
-TcRunner = Callable[[List[str]], str]  # tc's arguments -> its stdout; raises on failure
+TcRunner = tools.ToolRunner
 
 
 class LinkCapacity(NamedTuple):
@@ -20,23 +18,9 @@ class LinkCapacity(NamedTuple):
     source: str  # tc | speed
 
 
-def run_tc(args: List[str]) -> str:
-    proc = subprocess.run(
-        ["tc", *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        universal_newlines=True,
-        timeout=TC_TIMEOUT,
-        check=False,
-    )
-    if proc.returncode != 0:
-        raise RuntimeError("tc {}: {}".format(" ".join(args), proc.stderr.strip() or proc.returncode))
-    return proc.stdout
-
-
 def default_tc() -> Optional[TcRunner]:
-    """run_tc when tc is installed; None (speed only) when it is not."""
-    return run_tc if shutil.which("tc") else None
+    """A tc runner when tc is installed; None (speed only) when it is not."""
+    return tools.runner("tc", TC_TIMEOUT)
 
 
 def _speed(root: Root, device: str) -> Optional[float]:

@@ -15,16 +15,15 @@ Pure apart from reading sysfs through Root and the `ip` output given to parse_ad
 import ipaddress
 import json
 import posixpath
-import shutil
-import subprocess
 from typing import Callable, List, NamedTuple, Optional, Set
 
+from . import tools
 from .fsroot import Root
 
 IP_TIMEOUT = 2.0
 MAX_DEPTH = 8  # stacked devices followed at most (a loop in sysfs links must not hang a collection)
 
-IpRunner = Callable[[List[str]], str]
+IpRunner = tools.ToolRunner
 
 
 class HeldAddress(NamedTuple):
@@ -38,22 +37,8 @@ class CarriedAddress(NamedTuple):
     carrier: str
 
 
-def run_ip(args: List[str]) -> str:
-    proc = subprocess.run(
-        ["ip", *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        universal_newlines=True,
-        timeout=IP_TIMEOUT,
-        check=False,
-    )
-    if proc.returncode != 0:
-        raise RuntimeError("ip {}: {}".format(" ".join(args), proc.stderr.strip() or proc.returncode))
-    return proc.stdout
-
-
 def default_ip() -> Optional[IpRunner]:
-    return run_ip if shutil.which("ip") else None
+    return tools.runner("ip", IP_TIMEOUT)
 
 
 def normalise(address: str) -> Optional[str]:

@@ -148,3 +148,16 @@ def test_every_address_gets_its_carrier_and_ip_failures_are_errors(sysfs: Sysfs)
     assert carried_addresses(root, broken, errors.append) == []
     assert carried_addresses(root, lambda args: "not json", errors.append) == []
     assert len(errors) == 2 and errors[0].startswith("ip addr show:")
+
+
+def test_a_renamed_or_removed_interface_is_followed_at_the_next_collection(sysfs: Sysfs) -> None:
+    """Ceph's `ceph osd metadata` iface is what the OSD saw at boot; the exporter asks the host every time."""
+    root = Root(str(sysfs.base))
+    sysfs.device("eth0", physical=True)
+    before = ip_json(("eth0", [{"local": "10.0.0.5"}]))
+    assert carried_addresses(root, lambda args: before, print) == [CarriedAddress("10.0.0.5", "eth0", "eth0")]
+    (sysfs.base / "sys/class/net/eth0").unlink()  # udev renamed it: same NIC, new name
+    sysfs.device("ens3", physical=True)
+    after = ip_json(("ens3", [{"local": "10.0.0.5"}]))
+    assert carried_addresses(root, lambda args: after, print) == [CarriedAddress("10.0.0.5", "ens3", "ens3")]
+    assert carried_addresses(root, lambda args: ip_json(("ens3", [])), print) == []  # the address is gone
