@@ -76,6 +76,16 @@ def dashboard_rules(p: Profile) -> list[Rule]:
             "cluster:ceph_perfwatch_saturated_osds:count",
             by(f"{CLUSTER}, resource", "sum", "osd:ceph_perfwatch_saturation:verdict"),
         ),
+        # Is the cluster the limit? While clients do I/O: 1 while some OSD is saturated on some resource; 0
+        # while none is (no device, CPU or NIC that carries Ceph's traffic is full), so what limits the
+        # clients is outside the cluster (the clients, their links, the network between). Absent when idle.
+        rule(
+            "cluster:ceph_perfwatch_cluster_is_limit:bool",
+            by(CLUSTER, "sum", "osd:ceph_perfwatch_saturation:verdict")
+            + " > bool 0\nand on (cluster)\n("
+            + by(CLUSTER, "sum", "osd:ceph_osd_op:rate")
+            + " > 0)",
+        ),
         # BlueStore: buffer cache misses (bytes); RocksDB compactions
         rule(
             "osd:ceph_perfwatch_buffer_miss:ratio",

@@ -34,6 +34,20 @@ def verdicts() -> Row:
     return Row(
         "Verdicts: which resource holds the cluster back",
         [
+            states(
+                "Is the cluster the limit?",
+                "While clients do I/O: yes while any OSD is saturated (a device, its CPU, or a NIC that carries "
+                "Ceph's traffic: see the verdicts beside it); no while none is. Then what limits the clients "
+                "is outside the cluster: the clients themselves, their links, or the network between. Compare what "
+                "the clients see with the OSDs' own op latency (the client I/O row): far above it, with no OSD "
+                "host's NIC full, the time is spent outside. The campaigns' large reads ran flat at about 10 GB/s "
+                "this way, the limit of the clients' 80 Gbit/s of uplinks, with the OSD hosts' media, CPU and "
+                "links idle.",
+                [q("cluster:ceph_perfwatch_cluster_is_limit:bool", CLUSTER, legend="the cluster")],
+                ("no: the limit is outside the cluster", "yes: see the verdicts"),
+                links=[runbook(NETWORK)],
+                width=6,
+            ),
             figure(
                 "Saturated OSDs by resource",
                 "How many OSDs each saturation verdict holds now. 0 everywhere: no resource is saturated, whatever "
@@ -61,7 +75,7 @@ def verdicts() -> Row:
                 ],
                 ("ok", "saturated"),
                 links=[OSD_DETAIL],
-                width=18,
+                width=12,
             ),
         ],
     )

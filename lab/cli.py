@@ -199,7 +199,11 @@ def _parser() -> argparse.ArgumentParser:
         "merges small writes into large WAL writes, so an IOPS cap alone hardly slows `osd bench`",
     )
     netw = knob.add_parser("network", help="shape a host's link with tc, both directions")
-    netw.add_argument("--host", required=True, help="index, h2, host2 or the CRUSH host name")
+    netw.add_argument(
+        "--host",
+        required=True,
+        help="index, h2, host2 or the CRUSH host name; or client, the load client's link (a client-side limit)",
+    )
     netw.add_argument("--rate", required=True, help="tc rate: 80mbit, 1gbit, ...")
     netw.add_argument(
         "--network",

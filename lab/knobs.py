@@ -221,11 +221,14 @@ def _link_of(topo: Topology, host_name: str, network: str) -> tuple[Host, str, s
     if network not in NETWORKS:
         raise LabError(f"--network {network!r}: must be one of {', '.join(NETWORKS)}")
     try:
-        host = topo.host_named(host_name)
+        # the load client's link too: a client whose uplink is full, as in the campaigns' large reads
+        host = topo.client if host_name == "client" else topo.host_named(host_name)
     except KeyError as exc:
         raise LabError(str(exc.args[0])) from exc
     if host.netns is None or host.veth is None:
         raise LabError("the network knob needs hosts in namespaces of their own: start the lab with --hosts 2 or more")
+    if host is topo.client and network != "public":
+        raise LabError(f"--network {network}: the load client has one link, to the public network")
     veth, device = {
         "public": (host.veth, "eth0"),
         "cluster": (host.cluster_veth, "eth1"),

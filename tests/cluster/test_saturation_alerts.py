@@ -12,6 +12,7 @@ alerts seen, seconds from `clear` to resolved. The 180 s bars are the issue's.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterator
 
@@ -96,38 +97,48 @@ def test_shaping_a_network_under_the_load_it_carries_fires_the_network_alert_for
     )  # fmt: skip
 
 
-def test_a_healthy_load_beside_a_full_non_ceph_nic_raises_no_saturation_alert(quiet_lab: LabHandle) -> None:
-    """4 KiB random writes with one in flight: a closed loop that cannot queue at any device, CPU or link; and
-    meanwhile a NIC of one host that carries no Ceph traffic (eth2) full with other traffic, as a backup NIC
-    may be. Neither may raise a saturation alert."""
+def test_a_client_held_back_by_its_own_link_beside_a_full_non_ceph_nic_raises_no_saturation_alert(
+    quiet_lab: LabHandle,
+) -> None:
+    """Large reads by a client whose own link is shaped (the campaigns' large reads, capped by the clients'
+    uplinks), while a NIC of an OSD host that carries no Ceph traffic (eth2) is full with other traffic, as a
+    backup NIC may be. Nothing in the cluster is saturated: no saturation alert may fire, and the Bottlenecks
+    dashboard's "Is the cluster the limit?" says no (cluster:ceph_perfwatch_cluster_is_limit:bool == 0)."""
     host = quiet_lab.lab.topo.host_of(VICTIM).crush_name
     wait_quiet(quiet_lab)
-    other = run_lab(quiet_lab.dir, "saturate", "network", "--host", host, "--rate", "80mbit", "--network", "other")
-    assert other.returncode == 0, other.stderr
-    load = Load(quiet_lab, "light-random-write", HEALTHY_SECONDS)
+    for knob in (["--host", host, "--network", "other"], ["--host", "client"]):
+        made = run_lab(quiet_lab.dir, "saturate", "network", "--rate", "80mbit", *knob)
+        assert made.returncode == 0, made.stderr
+    load = Load(quiet_lab, "large-read", HEALTHY_SECONDS)
     seen: set[str] = set()
     eth2: list[float] = []
+    is_limit: list[float] = []
     try:
         while load.proc.poll() is None:
             seen.update(key(a) for a in saturation(am_alerts(quiet_lab)))
             found = query(quiet_lab, f'host_nic:ceph_perfwatch_network_utilisation:ratio{{hostname="{host}", '
                                      'device="eth2", direction="transmit"}')  # fmt: skip
             eth2 += [float(r["value"][1]) for r in found]
+            is_limit += [float(r["value"][1]) for r in query(quiet_lab, "cluster:ceph_perfwatch_cluster_is_limit:bool")]
             time.sleep(POLL)
     finally:
         out = load.stop()
         cleared = run_lab(quiet_lab.dir, "clear")
+    client_mb = float(re.findall(r"([0-9.]+) MB/s", out)[-1])
     ROWS.append(
-        f"| none (healthy: {out.removeprefix('lab: ')}; {host}'s eth2, no Ceph traffic, up to "
-        f"{max(eth2, default=0):.0%} full) | none expected | | | {', '.join(sorted(seen)) or 'none'} | |"
+        f"| none (client link 80mbit, {out.removeprefix('lab: ')}; {host}'s eth2, no Ceph traffic, up to "
+        f"{max(eth2, default=0):.0%} full) | none expected; the cluster is not the limit "
+        f"({is_limit.count(0)} of {len(is_limit)} reads say so) | | | {', '.join(sorted(seen)) or 'none'} | |"
     )
     print(f"\n{ROWS[-1]}")
     assert cleared.returncode == 0, cleared.stderr
     assert load.proc.returncode == 0
-    assert not seen, f"saturation alerts under a healthy load: {seen}"
-    # not because eth2 was not full, nor because the rules are blind: eth2 was judged full, and there is
-    # a verdict for every OSD and resource, every one 0
+    assert client_mb <= 11, f"the client's link was not its limit: {out}"
+    assert not seen, f"saturation alerts while nothing in the cluster is saturated: {seen}"
+    # not because eth2 was not full, nor because the rules are blind: eth2 was judged full, there is a
+    # verdict for every OSD and resource, every one 0, and the dashboard said the limit is outside
     assert max(eth2, default=0) >= 0.9, f"{host}'s eth2 was never full: {eth2}"
     verdicts = query(quiet_lab, "osd:ceph_perfwatch_saturation:verdict")
     assert len(verdicts) == 3 * len(quiet_lab.lab.topo.osds), verdicts
     assert all(float(v["value"][1]) == 0 for v in verdicts), verdicts
+    assert is_limit and set(is_limit) == {0.0}, is_limit

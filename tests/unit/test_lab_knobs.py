@@ -147,3 +147,7 @@ def test_network_knobs_pick_the_link_of_the_network_and_refuse_what_the_lab_lack
         knobs._link_of(split, "h9", "public")
     with pytest.raises(LabError, match="--hosts 2 or more"):
         knobs._link_of(plan(LabConfig()), "1", "public")
+    client, veth, device = knobs._link_of(split, "client", "public")
+    assert (client.crush_name, veth, device) == ("client", "x-cl", "eth0")
+    with pytest.raises(LabError, match="the load client has one link"):
+        knobs._link_of(split, "client", "cluster")
