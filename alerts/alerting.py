@@ -139,18 +139,22 @@ def saturation_alerts(p: Profile) -> list[Alert]:
             "(host_nic:ceph_perfwatch_network_saturated:bool == 1)",
             p.network_for,
             "warning",
-            "Host {{ $labels.hostname }}'s link {{ $labels.device }} ({{ $labels.network }} network) is full "
-            "({{ $labels.direction }})",
+            "Host {{ $labels.hostname }}'s link {{ $labels.device }} "
+            '({{ if eq $labels.network "unknown" }}which network: unknown{{ else }}{{ $labels.network }} network'
+            "{{ end }}) is full ({{ $labels.direction }})",
             "Interface {{ $labels.device }} of host {{ $labels.hostname }}"
             '{{ if ne $labels.network "unknown" }}, which carries Ceph\'s {{ $labels.network }} traffic,{{ end }} '
             "runs at {{ $value | humanizePercentage }} of its capacity ({{ $labels.direction }}; the capacity is "
-            "its tc shaping rate, else its link speed). Drops: "
+            '{{ if eq $labels.direction "receive" }}its link speed{{ else }}its tc shaping rate, else its link '
+            "speed{{ end }}). Drops: "
             + _device_figure("host_nic:node_network_drops:rate", 'printf "%.1f/s"')
             + "; slowest heartbeat round trip of the host's OSDs over it: "
             + _device_figure("host_nic:ceph_perfwatch_heartbeat_ping:seconds")
-            + '. {{ if eq $labels.network "unknown" }}Judged because an OSD of the host has an address the host '
-            "does not hold (osd:ceph_perfwatch_network_fallback:info): every NIC of such a host is judged, as "
-            "if it carried that OSD's traffic.{{ else }}It holds back "
+            + '. {{ if eq $labels.network "unknown" }}Judged because the address of an OSD of the host could not '
+            "be placed on a NIC of the host that the rules judge (an address the host does not hold, a carrier "
+            "left out by the NIC selector, or an exporter or module too old to tell; "
+            "osd:ceph_perfwatch_network_fallback:info names it): every NIC of such a host is judged, as if it "
+            "carried that OSD's traffic.{{ else }}It holds back "
             + _osds_on_device("{{ .Labels.ceph_daemon }}", NIC_OSDS, "host_address:ceph_perfwatch_address_carrier:info")
             + ".{{ end }} The network is saturated.",
             (("resource", "network"),),

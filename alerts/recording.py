@@ -5,7 +5,6 @@ Names follow `level:metric:operation`. The level says which labels a series keep
   osd         cluster, hostname, ceph_daemon (or cluster, ceph_daemon where no host signal is involved)
   host        cluster, hostname                                host_nic     cluster, hostname, device, direction
   host_address  cluster, hostname, address, device (the device that carries the address's traffic)
-  host_network  cluster, hostname, network (Ceph's public or cluster network on that host)
   cluster     cluster (and the label the name says, e.g. metric)
 No name carries its rate window: it is the profile's `rate_window` (5 m in production, 30 s in the lab), so
 the dashboards read the same names in both.

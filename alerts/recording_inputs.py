@@ -23,8 +23,10 @@ def health_rules(p: Profile) -> list[Rule]:
         # a host with OSDs whose CPU node_exporter does not report
         ("node_cpu", "osd:ceph_perfwatch_osd:info unless on (cluster, hostname) host:node_cpu_busy:ratio"),
         # an OSD none of whose NICs (those that carry its networks) has its throughput and capacity known
+        # (not one that is down in the OSD map: the module reports no address for it, and it has no traffic)
         ("network_capacity", "osd:ceph_perfwatch_osd:info unless on (cluster, hostname, ceph_daemon) "
-                             "osd:ceph_perfwatch_network_saturated:bool"),
+                             "osd:ceph_perfwatch_network_saturated:bool and on (cluster, ceph_daemon) "
+                             "(osd:ceph_perfwatch_osd_network:info or osd:ceph_perfwatch_network_fallback:info)"),
     ]  # fmt: skip
     return [
         rule(

@@ -83,7 +83,7 @@ def network_signal_rules(p: Profile) -> list[Rule]:
             UNKNOWN,
         ),
     ]
-    pings = "osd:ceph_perfwatch_heartbeat_ping:seconds"
+    pings = 'osd:ceph_perfwatch_heartbeat_ping:seconds{metric=~"ping_front|ping_back"}'
     for network, metric in PING_METRIC.items():
         pings = f'label_replace({pings}, "network", "{network}", "metric", "{metric}")'
     return [
@@ -104,36 +104,36 @@ def network_signal_rules(p: Profile) -> list[Rule]:
         ),
         # each NIC that carries an OSD's public or cluster address on the OSD's host, one row per network
         rule(NIC_NETWORK, "\nor\n".join(carried(n) for n in NETWORKS)),
-        # an OSD whose address of a network its host does not hold (or that the module does not report):
-        # the network verdict judges every NIC of its host for it, as before issue 22
+        # an OSD network none of whose addresses is held, on the OSD's host, by a device the rules judge (an
+        # address the host does not hold, a pod network, an exporter too old to tell, a carrier the
+        # nic_selector leaves out); and every OSD of a cluster whose module reports no addresses at all (a
+        # module too old): the network verdict judges every NIC of its host for it, as before issue 22. (An
+        # OSD the module does not report while it reports others is down in the OSD map: no traffic, no verdict.)
         rule(
             FALLBACK,
-            f"{OSD_NETWORK}\nunless on (cluster, hostname, address)\n{CARRIER}\nor\n"
+            f"{OSD_NETWORK}\nunless on (cluster, ceph_daemon, network)\n"
+            f"({OSD_NETWORK} and on (cluster, hostname, address) {CARRIER}{{{p.nic_selector}}})\nor\n"
             + with_label(
-                "osd:ceph_perfwatch_osd:info\nunless on (cluster, ceph_daemon)\n"
-                + sel("ceph_perfwatch_osd_network_info", mod),
+                "osd:ceph_perfwatch_osd:info\nunless on (cluster)\n" + sel("ceph_perfwatch_osd_network_info", mod),
                 "network",
                 UNKNOWN,
             ),
         ),
         # one row per judged NIC: network = public | cluster | public+cluster | unknown
         rule(NIC_ROLE, "\nor\n".join(roles)),
-        # evidence: the slowest heartbeat round trip of the host's OSDs on each network, and per NIC
-        rule(
-            "host_network:ceph_perfwatch_heartbeat_ping:seconds",
-            by(
-                "cluster, hostname, network",
-                "max",
-                f"{pings}\n* on (cluster, ceph_daemon) group_left (hostname)\n{ONE_HOST_PER_OSD}",
-            ),
-        ),
+        # evidence: per NIC, the slowest heartbeat round trip of the OSDs whose address it carries, on that
+        # address's network (front pings for public, back pings for cluster)
         rule(
             "host_nic:ceph_perfwatch_heartbeat_ping:seconds",
             by(
                 "cluster, hostname, device",
                 "max",
-                f"{NIC_NETWORK}\n* on (cluster, hostname, network) group_left ()\n"
-                "host_network:ceph_perfwatch_heartbeat_ping:seconds",
+                f"{CARRIER}\n* on (cluster, hostname, address) group_left ()\n"
+                + by(
+                    "cluster, hostname, address",
+                    "max",
+                    f"{OSD_NETWORK}\n* on (cluster, ceph_daemon, network) group_left ()\n{pings}",
+                ),
             ),
         ),
     ]

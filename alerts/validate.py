@@ -22,7 +22,7 @@ from .alerting import ALERT_TYPE, RUNBOOK_URL
 HERE = Path(__file__).resolve().parent
 RUNBOOK = HERE / "runbook.md"
 TESTS = HERE / "tests"
-LEVELS = {"osd_device", "osd", "host", "host_device", "host_nic", "host_address", "host_network", "cluster"}
+LEVELS = {"osd_device", "osd", "host", "host_device", "host_nic", "host_address", "cluster"}
 CAMEL = re.compile(r"^[A-Z][a-z0-9]*(?:[A-Z][a-z0-9]*|[A-Z]+(?=[A-Z][a-z]|$))*$")
 GROUPING = re.compile(r"\b(on|by|ignoring)\s*\(([^)]*)\)")
 RECORD = re.compile(r"^([a-z_]+):([a-z][a-z0-9_]*):([a-z][a-z0-9_]*)$")
