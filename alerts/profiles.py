@@ -194,10 +194,11 @@ LAB = dataclasses.replace(
     name="lab",
     rate_window="30s",  # 6 scrapes at 5 s, 3 collections at 10 s
     evaluation_interval="5s",
-    # 20 s of the 30 s rate window over the line: a step load fires in about 50 s, a knob's test is short
-    media_for="20s",
+    # two evaluations (5 s) over the line, the line itself judged over the 30 s rate window: a step load
+    # fires in about 45 s, so a knob's test is short
+    media_for="10s",
     # 30 s for CPU: the lab's two cores are briefly out of CPU under the media tests' 4 KiB loads too (host
-    # busy 99 %, load 4 per core), and at 20 s that fired beside the media alert
+    # busy 99 %, load 4 per core), and at 20 s that fired beside the media alert once
     cpu_for="30s",
     # An OSD held to 0.2 cores on the lab's two shared cores gets 80-99 % of its quota, depending on what
     # else runs at that moment; throttling (the periods ratio) is what shows it wants more.
@@ -206,7 +207,7 @@ LAB = dataclasses.replace(
     # CPU is judged only at the extreme, or every host would be out of CPU under any load.
     host_cpu_busy_ratio=0.99,
     host_load_per_core=4.0,
-    network_for="20s",
+    network_for="10s",
     compaction_for="2m",
     write_stall_for="1m",
     spillover_for="1m",

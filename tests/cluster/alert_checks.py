@@ -18,8 +18,8 @@ FIRE_WITHIN = 180.0
 RESOLVE_WITHIN = 180.0
 POLL = 1.0  # seconds between reads of Alertmanager: an alert's times are measured to within this
 # A load that must fire nothing runs this long: longer than the slowest saturation alert takes to fire
-# under a knob (about 50 s: the lab profile's 30 s rate window, `for:` 20 s for media and network and 30 s
-# for CPU, scrapes and rule hops).
+# under a knob (about 50 s, CPU: the lab profile's 30 s rate window, `for:` 30 s for CPU and 10 s for media
+# and network, scrapes and rule hops).
 HEALTHY_SECONDS = 60.0
 ROWS: list[str] = []
 
