@@ -127,7 +127,7 @@ def saturation_alerts(p: Profile) -> list[Alert]:
             f"reason=cgroup_limit: it runs at {_pct(p.cpu_quota_ratio)} or more of its cgroup CPU limit and is "
             f"throttled in {_pct(p.cpu_throttled_periods_ratio)} or more of the CFS periods. reason=host_cpu: it "
             f"has no limit and its host is {_pct(p.host_cpu_busy_ratio)} or more busy with "
-            f"{p.host_load_per_core:g} or more runnable threads per core.",
+            f"{p.host_runnable_per_core:g} or more runnable threads per core.",
             (("resource", "cpu"),),
         ),
         Alert(

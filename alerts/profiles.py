@@ -109,9 +109,12 @@ class Profile:
     cpu_throttled_periods_ratio: float = 0.25
     # Host CPU busy (1 - idle) for OSDs without a limit...
     host_cpu_busy_ratio: float = 0.9
-    # ... and runnable load per core: above 1, threads wait for a CPU (node-mixin's NodeCPUHighUsage is
-    # 90 % busy for 15 m; the load condition tells a busy host from one that makes work wait).
-    host_load_per_core: float = 1.5
+    # ... and runnable threads per core (node_procs_running, averaged over the rate window): above 1, threads
+    # wait for a CPU (node-mixin's NodeCPUHighUsage is 90 % busy for 15 m; this condition tells a busy host
+    # from one that makes work wait). Not node_load1: Linux's load average also counts threads in
+    # uninterruptible sleep, so a host whose disks are saturated (many OSD threads waiting on I/O) looked
+    # out of CPU beside the media verdict.
+    host_runnable_per_core: float = 1.5
     # FIELD_NOTES: ODF's OSDHighCPULoad and node-mixin's NodeCPUHighUsage both wait 15 m.
     cpu_for: str = "15m"
 
@@ -206,7 +209,7 @@ LAB = dataclasses.replace(
     # The lab's "hosts" are one 2-core machine shared with the client load, Prometheus and the mgr: its
     # CPU is judged only at the extreme, or every host would be out of CPU under any load.
     host_cpu_busy_ratio=0.99,
-    host_load_per_core=4.0,
+    host_runnable_per_core=4.0,
     network_for="10s",
     compaction_for="2m",
     write_stall_for="1m",

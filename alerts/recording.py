@@ -112,8 +112,9 @@ def signal_rules(p: Profile) -> list[Rule]:
         ),
         rule("host:node_cpu_busy:ratio", f"1 - {idle}\n/ on (cluster, hostname)\n{cores}"),
         rule(
-            "host:node_load1_per_core:ratio",
-            by(HOST, "max", sel("node_load1", node)) + f"\n/ on (cluster, hostname)\n{cores}",
+            "host:node_procs_running_per_core:ratio",
+            by(HOST, "max", f"avg_over_time({sel('node_procs_running', node)}[{w}])")
+            + f"\n/ on (cluster, hostname)\n{cores}",
         ),
         # network: each NIC's throughput against its capacity, per direction; drops
         rule("host_nic:ceph_perfwatch_network_utilisation:ratio", f"{nic['transmit']}\nor\n{nic['receive']}"),
@@ -173,7 +174,7 @@ def verdict_rules(p: Profile) -> list[Rule]:
     """0/1 per device, OSD device, OSD and NIC, and one verdict series per (cluster, host, OSD, resource)."""
     host_cpu = (
         f"(host:node_cpu_busy:ratio >= bool {p.host_cpu_busy_ratio})\n* on (cluster, hostname)\n"
-        f"(host:node_load1_per_core:ratio >= bool {p.host_load_per_core})"
+        f"(host:node_procs_running_per_core:ratio >= bool {p.host_runnable_per_core})"
     )
     at_limit = with_label(
         f"(osd:ceph_perfwatch_cpu_quota_usage:ratio >= bool {p.cpu_quota_ratio})\n"

@@ -240,7 +240,7 @@ class SyntheticCluster:
                 slope = {"iowait": iowait, "idle": 1 - b - iowait}.get(mode, b * split.get(mode, 0.0))
                 self._counter("node", "node_cpu_seconds_total", {**node, "cpu": str(cpu_id), "mode": mode}, slope)
         load = 2.0 if cpu == "saturated" else 0.8 if cpu == "busy" else rng.uniform(0.2, 1.0)
-        self._add("node", "node_load1", node, load * CPUS)
+        self._add("node", "node_procs_running", node, load * CPUS)
         for nic in (*NICS, "lo"):
             for direction in ("transmit", "receive"):
                 share = 0.95 if net_sat and nic == "ens1f1" and direction == "transmit" else rng.uniform(0.05, 0.5)

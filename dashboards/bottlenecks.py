@@ -157,12 +157,13 @@ def saturation() -> Row:
             ),
             graph(
                 "CPU: runnable threads per core",
-                "Per host, the 1-minute load average per core. Above 1, threads wait for a CPU; above the dashed line "
-                f"({limit('host_load_per_core'):g}) with the host busy, the CPU verdict holds the host's unlimited "
+                "Per host, the runnable threads per core (node_procs_running, averaged). Above 1, threads wait for a "
+                "CPU; above the dashed line "
+                f"({limit('host_runnable_per_core'):g}) with the host busy, the CPU verdict holds the host's unlimited "
                 "OSDs back.",
                 "short",
-                [q("host:node_load1_per_core:ratio", CLUSTER, HOSTS, legend="{{hostname}}")],
-                steps=over("host_load_per_core"),
+                [q("host:node_procs_running_per_core:ratio", CLUSTER, HOSTS, legend="{{hostname}}")],
+                steps=over("host_runnable_per_core"),
                 links=[runbook(CPU)],
             ),
             graph(

@@ -168,11 +168,12 @@ def cpu() -> Row:
             ),
             graph(
                 "Host runnable threads per core",
-                "The host's 1-minute load average per core. Above 1 threads wait for a CPU; above the dashed line "
-                f"({limit('host_load_per_core'):g}) while busy, the host's CPU is the bottleneck.",
+                "The host's runnable threads per core (node_procs_running, averaged). Above 1 threads wait for a "
+                "CPU; above the dashed line "
+                f"({limit('host_runnable_per_core'):g}) while busy, the host's CPU is the bottleneck.",
                 "short",
-                [q("host:node_load1_per_core:ratio", CLUSTER, HOST, legend="{{hostname}}")],
-                steps=over("host_load_per_core"),
+                [q("host:node_procs_running_per_core:ratio", CLUSTER, HOST, legend="{{hostname}}")],
+                steps=over("host_runnable_per_core"),
                 links=[runbook(CPU)],
                 width=6,
             ),

@@ -70,11 +70,20 @@ class Load:
         return out.decode().strip()
 
 
+def saturated_verdicts(lab: LabHandle) -> list[str]:
+    """The (OSD, resource) verdicts that read 1 now, as "osd.N resource"."""
+    found = query(lab, "osd:ceph_perfwatch_saturation:verdict == 1")
+    return sorted(f"{v['metric']['ceph_daemon']} {v['metric']['resource']}" for v in found)
+
+
 def wait_quiet(lab: LabHandle) -> None:
-    """No saturation alert left from an earlier test (each must start from a quiet lab)."""
+    """No saturation alert, and no saturated verdict, left from an earlier test (each must start from a quiet
+    lab: a verdict stays 1 for up to a rate window after its alert resolved)."""
     deadline = time.monotonic() + RESOLVE_WITHIN
-    while saturation(am_alerts(lab)):
-        assert time.monotonic() < deadline, f"saturation alerts still active: {saturation(am_alerts(lab))}"
+    while saturation(am_alerts(lab)) or saturated_verdicts(lab):
+        assert time.monotonic() < deadline, (
+            f"still saturated: alerts {saturation(am_alerts(lab))}, verdicts {saturated_verdicts(lab)}"
+        )
         time.sleep(POLL)
 
 

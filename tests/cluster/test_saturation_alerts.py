@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections import Counter
 from collections.abc import Iterator
 
 import pytest
@@ -27,6 +28,7 @@ from .alert_checks import (
     key,
     knob_fires_then_resolves,
     query,
+    saturated_verdicts,
     saturation,
     wait_quiet,
 )
@@ -113,6 +115,8 @@ def test_a_client_held_back_by_its_own_link_beside_a_full_non_ceph_nic_raises_no
     seen: set[str] = set()
     eth2: list[float] = []
     is_limit: list[float] = []
+    verdicts: list[int] = []  # how many (OSD, resource) verdicts each read found
+    saturated: Counter[str] = Counter()  # "osd.N resource": in how many reads it was 1
     try:
         while load.proc.poll() is None:
             seen.update(key(a) for a in saturation(am_alerts(quiet_lab)))
@@ -120,25 +124,32 @@ def test_a_client_held_back_by_its_own_link_beside_a_full_non_ceph_nic_raises_no
                                      'device="eth2", direction="transmit"}')  # fmt: skip
             eth2 += [float(r["value"][1]) for r in found]
             is_limit += [float(r["value"][1]) for r in query(quiet_lab, "cluster:ceph_perfwatch_cluster_is_limit:bool")]
+            verdicts.append(len(query(quiet_lab, "osd:ceph_perfwatch_saturation:verdict")))
+            saturated.update(saturated_verdicts(quiet_lab))
             time.sleep(POLL)
     finally:
         out = load.stop()
         cleared = run_lab(quiet_lab.dir, "clear")
     client_mb = float(re.findall(r"([0-9.]+) MB/s", out)[-1])
+    blips = ", ".join(f"{k} in {n} of {len(verdicts)} reads" for k, n in sorted(saturated.items()))
     ROWS.append(
         f"| none (client link 80mbit, {out.removeprefix('lab: ')}; {host}'s eth2, no Ceph traffic, up to "
         f"{max(eth2, default=0):.0%} full) | none expected; the cluster is not the limit "
-        f"({is_limit.count(0)} of {len(is_limit)} reads say so) | | | {', '.join(sorted(seen)) or 'none'} | |"
+        f"({is_limit.count(0)} of {len(is_limit)} reads say so) | | verdicts at 1: {blips or 'none'} "
+        f"| {', '.join(sorted(seen)) or 'none'} | |"
     )
     print(f"\n{ROWS[-1]}")
     assert cleared.returncode == 0, cleared.stderr
     assert load.proc.returncode == 0
     assert client_mb <= 11, f"the client's link was not its limit: {out}"
     assert not seen, f"saturation alerts while nothing in the cluster is saturated: {seen}"
-    # not because eth2 was not full, nor because the rules are blind: eth2 was judged full, there is a
-    # verdict for every OSD and resource, every one 0, and the dashboard said the limit is outside
+    # not because eth2 was not full, nor because the rules are blind: eth2 was judged full, there was a
+    # verdict for every OSD and resource in every read, the network ones never 1 (a full NIC without Ceph's
+    # traffic holds no OSD back), and the dashboard said the limit is outside the cluster
     assert max(eth2, default=0) >= 0.9, f"{host}'s eth2 was never full: {eth2}"
-    verdicts = query(quiet_lab, "osd:ceph_perfwatch_saturation:verdict")
-    assert len(verdicts) == 3 * len(quiet_lab.lab.topo.osds), verdicts
-    assert all(float(v["value"][1]) == 0 for v in verdicts), verdicts
-    assert is_limit and set(is_limit) == {0.0}, is_limit
+    assert verdicts and set(verdicts) == {3 * len(quiet_lab.lab.topo.osds)}, verdicts
+    assert not [k for k in saturated if k.endswith(" network")], saturated
+    # A verdict may read 1 for a moment on the lab's two shared cores (the alerts' `for:` is there for
+    # that); the dashboard's answer must be no in all but such moments.
+    assert is_limit and is_limit.count(0) >= 0.9 * len(is_limit), is_limit
+    assert all(n <= 0.1 * len(verdicts) for n in saturated.values()), saturated

@@ -30,7 +30,7 @@ NODE_EXPORTER = {
     "node_disk_write_time_seconds_total",
     "node_disk_reads_completed_total",
     "node_disk_writes_completed_total",
-    "node_load1",
+    "node_procs_running",
     "node_network_receive_bytes_total",
     "node_network_transmit_bytes_total",
     "node_network_receive_drop_total",

@@ -45,7 +45,7 @@ THRESHOLDS = {
     ("perfwatch-bottlenecks", "CPU: against the limit, else the host"): {"cpu_quota_ratio"},
     ("perfwatch-bottlenecks", "Network: the NICs that carry Ceph's networks"): {"network_utilisation_ratio"},
     ("perfwatch-bottlenecks", "Media: requests in flight per OSD device"): {"media_queue_depth"},
-    ("perfwatch-bottlenecks", "CPU: runnable threads per core"): {"host_load_per_core"},
+    ("perfwatch-bottlenecks", "CPU: runnable threads per core"): {"host_runnable_per_core"},
     ("perfwatch-bottlenecks", "Age of the module's data"): {"collection_stale_seconds"},
     ("perfwatch-osd-detail", "Utilisation by resource"): {
         "media_busy_ratio",
@@ -56,7 +56,7 @@ THRESHOLDS = {
     ("perfwatch-osd-detail", "Device queue"): {"media_queue_depth"},
     ("perfwatch-osd-detail", "CPU against its cgroup limit"): {"cpu_quota_ratio", "cpu_throttled_periods_ratio"},
     ("perfwatch-osd-detail", "Host CPU busy"): {"host_cpu_busy_ratio"},
-    ("perfwatch-osd-detail", "Host runnable threads per core"): {"host_load_per_core"},
+    ("perfwatch-osd-detail", "Host runnable threads per core"): {"host_runnable_per_core"},
     ("perfwatch-osd-detail", "NIC utilisation"): {"network_utilisation_ratio"},
     ("perfwatch-bluestore", "Onode cache misses"): {"onode_miss_ratio"},
     ("perfwatch-bluestore", "Onode lookups"): {"onode_min_lookups_per_second"},
