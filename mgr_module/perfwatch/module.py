@@ -103,7 +103,9 @@ class Module(SecretsCommands, MgrModule):
         bench_adapter = MgrAdapter(self, lambda: self._config.request_timeout)
         cfg = self._config
         store = BenchStore(self.get_store, self.set_store, cfg.history_limit, cfg.baseline_window, self.log)
-        self.board = board = ResultBoard(store)
+        self.board = board = ResultBoard(
+            store, device_classes=lambda: {o.id: o.device_class for o in bench_adapter.osd_infos()}
+        )
         self.runner = runner = Runner(
             bench_adapter,
             bench_adapter.open_io,
