@@ -153,7 +153,11 @@ class Module(SecretsCommands, MgrModule):
         self.log.info("perfwatch serve loop stopped")
 
     def _collector_settings(self) -> Settings:
-        return Settings(request_timeout=self._config.request_timeout, max_in_flight=self._config.max_requests_in_flight)
+        return Settings(
+            request_timeout=self._config.request_timeout,
+            max_in_flight=self._config.max_requests_in_flight,
+            read_osds=self._config.daemon_counters_source == "module",
+        )
 
     def shutdown(self) -> None:
         self._stop.set()
