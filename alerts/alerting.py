@@ -300,6 +300,17 @@ def health_alerts(p: Profile) -> list[Alert]:
             "/healthz says what). The saturation verdicts of that host's OSDs use old inputs.",
         ),
         Alert(
+            "PerfwatchDaemonCountersFromTwoSources",
+            "cluster:ceph_perfwatch_osds_counted_twice:count > 0",
+            p.target_down_for,
+            "warning",
+            "The counters of {{ $value }} OSD(s) of {{ $labels.cluster }} are collected twice",
+            "{{ $value }} OSD(s) of cluster {{ $labels.cluster }} have their counters exported by both the mgr "
+            "module and their host's exporter (--daemon-counters). The rules count the exporters' alone, but both "
+            "collect: set the module's daemon_counters_source to exporters (or run the exporters without "
+            "--daemon-counters).",
+        ),
+        Alert(
             "PerfwatchVerdictInputMissing",
             "osd:ceph_perfwatch_verdict_input_missing:info",
             p.inputs_missing_for,
@@ -308,7 +319,8 @@ def health_alerts(p: Profile) -> list[Alert]:
             "{{ $labels.input }} series for {{ $labels.ceph_daemon }} (host {{ $labels.hostname }}) are missing, "
             "so its saturation verdict is silent. node_disk/node_cpu: is node_exporter scraped with the "
             "`cluster` and `hostname` target labels, and does it report the device? perfwatch_module: is the "
-            "module enabled and collecting? perfwatch_host_exporter: does the host run the exporter? "
+            "module enabled and collecting (with daemon_counters_source=exporters: does the OSD's host run the "
+            "exporter with --daemon-counters)? perfwatch_host_exporter: does the host run the exporter? "
             "network_capacity: does node_exporter report the NIC and the exporter its capacity?",
         ),
     ]

@@ -25,6 +25,10 @@ class Profile:
     module_selector: str = 'job="perfwatch"'
     # The perfwatch host exporter on every Ceph host (scraped with honor_labels: it sets `cluster`).
     exporter_selector: str = 'job="perfwatch-host"'
+    # Either of them: the OSDs' counters come from the module, or from the host exporters run with
+    # --daemon-counters (the module's daemon_counters_source). The rules pick one per OSD (promql.either);
+    # dashboards read the plain gauges with this.
+    daemon_counters_selector: str = 'job=~"perfwatch|perfwatch-host"'
     # node_exporter on every Ceph host: job "node" (cephadm, the node-mixin's convention) or "node-exporter"
     # (kube-prometheus-stack and kube-prometheus, e.g. beside Rook). Per-device and per-host inputs take the
     # max over targets, so a host scraped by both is not counted twice. Its targets must carry `cluster` and

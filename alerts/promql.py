@@ -6,6 +6,7 @@ Pure string functions; every expression of the project is built from these in re
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 # Every recorded series keeps these, so that several clusters in one Prometheus never mix.
@@ -45,6 +46,22 @@ def mean_from_summary(prefix: str, matchers: tuple[str, ...], labels: str, windo
     """Mean of a summary's observations over the window: rate(_sum) / rate(_count), 0 when none."""
     total = by(labels, "sum", rate(sel(f"{prefix}_sum", *matchers), window))
     count = by(labels, "sum", rate(sel(f"{prefix}_count", *matchers), window))
+    return f"{total}\n/\nclamp_min({count}, 1e-9)"
+
+
+def either(metric: str, exp: str, mod: str, *matchers: str, over: Callable[[str], str] = lambda s: s) -> str:
+    """A daemon counter family (or `over` it, e.g. its rate) from one source per OSD: the host exporter's
+    where it reads that OSD's counters (--daemon-counters), else the module's. Never both: with both on
+    (a mis-set option) the exporter's alone count, and PerfwatchDaemonCountersFromTwoSources says so."""
+    return (
+        f"(\n{over(sel(metric, exp, *matchers))}\nor on (cluster, ceph_daemon)\n{over(sel(metric, mod, *matchers))}\n)"
+    )
+
+
+def mean_from_counters(prefix: str, exp: str, mod: str, labels: str, window: str) -> str:
+    """mean_from_summary of a daemon counter summary, from one source per OSD (either)."""
+    total = by(labels, "sum", either(f"{prefix}_sum", exp, mod, over=lambda s: rate(s, window)))
+    count = by(labels, "sum", either(f"{prefix}_count", exp, mod, over=lambda s: rate(s, window)))
     return f"{total}\n/\nclamp_min({count}, 1e-9)"
 
 

@@ -29,7 +29,7 @@ from .promql import (
     OSD_ONLY,
     Rule,
     by,
-    mean_from_summary,
+    mean_from_counters,
     rate,
     rule,
     sel,
@@ -94,7 +94,7 @@ def signal_rules(p: Profile) -> list[Rule]:
         # the OSD's BlueStore kv commit: RocksDB synchronous submits, mean seconds over the window
         rule(
             "osd:ceph_perfwatch_commit_latency:seconds",
-            mean_from_summary("ceph_perfwatch_rocksdb_submit_sync_latency_seconds", (mod,), OSD, w),
+            mean_from_counters("ceph_perfwatch_rocksdb_submit_sync_latency_seconds", exp, mod, OSD, w),
         ),
         # CPU: the OSD's cores used, its cgroup limit, the share of CFS periods it was throttled in
         rule(

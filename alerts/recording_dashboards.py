@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from .profiles import Profile
-from .promql import CLUSTER, HOST, OSD, Rule, by, mean_from_summary, rate, rule, sel, with_label
+from .promql import CLUSTER, HOST, OSD, Rule, by, either, mean_from_summary, rate, rule, sel, with_label
 from .recording_network import per_osd
 
 
@@ -27,7 +27,11 @@ def dashboard_rules(p: Profile) -> list[Rule]:
         return lambda prefix: mean_from_summary(prefix, (ceph,), labels, w)
 
     buffer_hits, buffer_misses = (
-        by(OSD, "sum", rate(sel(f"ceph_perfwatch_bluestore_buffer_{kind}_bytes_total", mod), w))
+        by(
+            OSD,
+            "sum",
+            either(f"ceph_perfwatch_bluestore_buffer_{kind}_bytes_total", exp, mod, over=lambda s: rate(s, w)),
+        )
         for kind in ("hit", "miss")
     )
     cpu = (
@@ -94,11 +98,19 @@ def dashboard_rules(p: Profile) -> list[Rule]:
         ),
         rule(
             "osd:ceph_perfwatch_rocksdb_compactions:rate",
-            by(f"{OSD}, trigger", "sum", rate(sel("ceph_perfwatch_rocksdb_compactions_total", mod), w)),
+            by(
+                f"{OSD}, trigger",
+                "sum",
+                either("ceph_perfwatch_rocksdb_compactions_total", exp, mod, over=lambda s: rate(s, w)),
+            ),
         ),
         rule(  # Reef 18.2 and later: every compaction RocksDB finishes, its own level compactions too
             "osd:ceph_perfwatch_rocksdb_compactions_completed:rate",
-            by(OSD, "sum", rate(sel("ceph_perfwatch_rocksdb_compactions_completed_total", mod), w)),
+            by(
+                OSD,
+                "sum",
+                either("ceph_perfwatch_rocksdb_compactions_completed_total", exp, mod, over=lambda s: rate(s, w)),
+            ),
         ),
         # the light probes' latency histograms, summed over OSDs and mgrs (they reset when the mgr does)
         rule(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .profiles import Profile
-from .promql import CLUSTER, OSD, OSD_ONLY, Rule, by, rate, rule, sel, with_label
+from .promql import CLUSTER, OSD, OSD_ONLY, Rule, by, either, rate, rule, sel, with_label
 
 
 def health_rules(p: Profile) -> list[Rule]:
@@ -37,10 +37,32 @@ def health_rules(p: Profile) -> list[Rule]:
             "cluster:ceph_perfwatch_collection_age:seconds",
             by(CLUSTER, "min", f"time() - {sel('ceph_perfwatch_last_collection_timestamp_seconds', mod)}"),
         ),
-        rule("osd:ceph_perfwatch_daemon_up:bool", by(OSD, "max", sel("ceph_perfwatch_daemon_up", mod, OSD_ONLY))),
+        rule(
+            "osd:ceph_perfwatch_daemon_up:bool", by(OSD, "max", either("ceph_perfwatch_daemon_up", exp, mod, OSD_ONLY))
+        ),
         rule(
             "osd:ceph_perfwatch_fetch_errors:rate",
-            by(f"{OSD}, reason", "sum", rate(sel("ceph_perfwatch_fetch_errors_total", mod), p.rate_window)),
+            by(
+                f"{OSD}, reason",
+                "sum",
+                either("ceph_perfwatch_fetch_errors_total", exp, mod, over=lambda s: rate(s, p.rate_window)),
+            ),
+        ),
+        # OSDs whose counters both the module and their host's exporter export (daemon_counters_source
+        # left at "module" while the exporters run with --daemon-counters): the rules read the exporters'
+        # alone (promql.either), but both collect
+        rule(
+            "cluster:ceph_perfwatch_osds_counted_twice:count",
+            by(
+                CLUSTER,
+                "count",
+                by(
+                    OSD,
+                    "count",
+                    by(f"{OSD}, job", "max", sel("ceph_perfwatch_daemon_up", p.daemon_counters_selector, OSD_ONLY)),
+                )
+                + " > 1",
+            ),
         ),
         rule("cluster:ceph_perfwatch_module_targets:count", by(CLUSTER, "count", sel("up", mod))),
         rule(

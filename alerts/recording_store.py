@@ -3,23 +3,26 @@
 from __future__ import annotations
 
 from .profiles import Profile
-from .promql import CLUSTER, OSD, Rule, by, rate, rule, sel
+from .promql import CLUSTER, OSD, Rule, by, either, rate, rule, sel
 
 
 def store_rules(p: Profile) -> list[Rule]:
     """BlueStore cache, RocksDB and BlueFS per OSD; benchmark results per cluster."""
-    w, mod = p.rate_window, p.module_selector
+    w, mod, exp = p.rate_window, p.module_selector, p.exporter_selector
     iops = by(OSD, "max", sel("ceph_perfwatch_bench_iops", mod, p.iops_bench_selector))
 
-    def osd_rate(metric: str) -> str:
-        return by(OSD, "sum", rate(sel(metric, mod), w))
+    def osd_rate(metric: str, *matchers: str) -> str:
+        return by(OSD, "sum", either(metric, exp, mod, *matchers, over=lambda s: rate(s, w)))
+
+    def osd_gauge(metric: str) -> str:
+        return by(OSD, "max", either(metric, exp, mod))
 
     hits, misses = (
         osd_rate("ceph_perfwatch_bluestore_onode_hits_total"),
         osd_rate("ceph_perfwatch_bluestore_onode_misses_total"),
     )
-    reads = by(OSD, "sum", rate(sel("ceph_perfwatch_osd_ops_total", mod, 'op="read"'), w))
-    writes = by(OSD, "sum", rate(sel("ceph_perfwatch_osd_ops_total", mod, 'op=~"write|replica_write"'), w))
+    reads = osd_rate("ceph_perfwatch_osd_ops_total", 'op="read"')
+    writes = osd_rate("ceph_perfwatch_osd_ops_total", 'op=~"write|replica_write"')
     return [
         rule("osd:ceph_perfwatch_onode_misses:rate", misses),
         rule("osd:ceph_perfwatch_onode_lookups:rate", f"{hits}\n+ on (cluster, ceph_daemon)\n{misses}"),
@@ -31,7 +34,7 @@ def store_rules(p: Profile) -> list[Rule]:
         # read's onode stays), and stops growing once full (each miss evicts another onode).
         rule(
             "osd:ceph_perfwatch_onode_growth:rate",
-            by(OSD, "max", f"deriv({sel('ceph_perfwatch_bluestore_onodes', mod)}[{w}])"),
+            by(OSD, "max", either("ceph_perfwatch_bluestore_onodes", exp, mod, over=lambda s: f"deriv({s}[{w}])")),
         ),
         # Onode misses per client read, beyond those the writes cause (a write of a new object misses by
         # design: profiles.onode_misses_per_write each, client and replica writes alike).
@@ -43,20 +46,20 @@ def store_rules(p: Profile) -> list[Rule]:
         ),
         rule(
             "osd:ceph_perfwatch_compaction_queue:length",
-            by(OSD, "max", sel("ceph_perfwatch_rocksdb_compaction_queue_length", mod)),
+            osd_gauge("ceph_perfwatch_rocksdb_compaction_queue_length"),
         ),
         rule(
             "osd:ceph_perfwatch_rocksdb_write_stall:ratio", osd_rate("ceph_perfwatch_rocksdb_write_delay_seconds_total")
         ),
         rule(
             "osd:ceph_perfwatch_bluefs_spillover:bytes",
-            by(OSD, "max", sel("ceph_perfwatch_bluefs_slow_used_bytes", mod)),
+            osd_gauge("ceph_perfwatch_bluefs_slow_used_bytes"),
         ),
         rule(
             "osd:ceph_perfwatch_bluefs_db_used:ratio",
-            by(OSD, "max", sel("ceph_perfwatch_bluefs_db_used_bytes", mod))
+            osd_gauge("ceph_perfwatch_bluefs_db_used_bytes")
             + "\n/ on (cluster, ceph_daemon)\n("
-            + by(OSD, "max", sel("ceph_perfwatch_bluefs_db_total_bytes", mod))
+            + osd_gauge("ceph_perfwatch_bluefs_db_total_bytes")
             + " > 0)",
         ),
         rule(

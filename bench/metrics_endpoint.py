@@ -6,6 +6,7 @@
 (b) on a running lab: our /metrics beside Ceph's prometheus module /metrics, same cluster, one run.
 
 Usage: .venv/bin/python bench/metrics_endpoint.py [--sizes 1000,5000,10000] [--scrapes 20] [--lab-dir .lab]
+                                                  [--source module|exporters]
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from perfwatch import counters, exposition  # noqa: E402
 from perfwatch.adapter import CephAdapter  # noqa: E402
 from perfwatch.collector import Collector, Settings  # noqa: E402
 from perfwatch.metric_families import MODULE_REGISTRY  # noqa: E402
+from perfwatch.osd_networks import OsdNetwork  # noqa: E402
 from perfwatch.server import HttpServer  # noqa: E402
 from perfwatch.web import active_app  # noqa: E402
 
@@ -52,6 +54,13 @@ class RecordedAdapter(CephAdapter):
     def rgw_counters(self) -> dict[str, dict[str, dict[str, Any]]]:
         return {}
 
+    def osd_networks(self) -> list[OsdNetwork]:
+        return [
+            OsdNetwork(i, net, f"10.{k}.{i // 250}.{i % 250}", f"eth{k}")
+            for i in range(self.n)
+            for k, net in enumerate(("public", "cluster"))
+        ]
+
 
 def scrape_times(url: str, n: int, gzip: bool) -> tuple[list[float], int]:
     headers = {"Accept-Encoding": "gzip"} if gzip else {}
@@ -68,13 +77,15 @@ def ms(values: list[float]) -> str:
     return f"median {statistics.median(values) * 1000:.1f} ms, max {max(values) * 1000:.1f} ms"
 
 
-def simulated(sizes: list[int], scrapes: int) -> None:
+def simulated(sizes: list[int], scrapes: int, source: str) -> None:
     logging.basicConfig(level=logging.WARNING)
-    print("(a) simulated clusters, recorded Pacific payloads, max_requests_in_flight=8")
+    print(
+        f"(a) simulated clusters, recorded Pacific payloads, max_requests_in_flight=8, daemon_counters_source={source}"
+    )
     for n in sizes:
         collector = Collector(RecordedAdapter(n))
         cpu0, wall0 = time.process_time(), time.perf_counter()
-        collector.collect(Settings(request_timeout=10, max_in_flight=8))
+        collector.collect(Settings(request_timeout=10, max_in_flight=8, read_osds=source == "module"))
         cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
         samples = []
         for i in range(n):
@@ -143,8 +154,14 @@ def main() -> int:
     parser.add_argument("--sizes", default="1000,5000,10000")
     parser.add_argument("--scrapes", type=int, default=20)
     parser.add_argument("--lab-dir", default=str(REPO / ".lab"))
+    parser.add_argument(
+        "--source",
+        choices=("module", "exporters"),
+        default="module",
+        help="the module's daemon_counters_source: with exporters it reads no OSD (its other series remain)",
+    )
     args = parser.parse_args()
-    simulated([int(s) for s in args.sizes.split(",")], args.scrapes)
+    simulated([int(s) for s in args.sizes.split(",")], args.scrapes, args.source)
     against_prometheus_module(Path(args.lab_dir).resolve(), args.scrapes)
     return 0
 

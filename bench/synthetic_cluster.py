@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 import random
+import statistics
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -72,6 +73,8 @@ class SyntheticCluster:
         self.by_source: dict[str, list[Line]] = {}
         self.checks: list[tuple[str, str, int]] = []  # (what, PromQL count, expected)
         self._rng = random.Random(seed)
+        # the light probes' usual latency per OSD, by (kind, metric): the module's histograms are per device class
+        self._probe_latencies: dict[tuple[str, str], list[float]] = {}
         self._build(osds_per_host, profile)
 
     # ----- building ------------------------------------------------------------------------------------
@@ -368,21 +371,22 @@ class SyntheticCluster:
             self._add(src, lat, rados, now)
             self._add(src, base, rados, usual)
             self._add(src, "ceph_perfwatch_bench_regression", rados, 1.0 if regressed else reg)
-            self._histogram(rados, usual)
+            self._probe_latencies.setdefault(("rados", metric), []).append(usual)
         for metric in ("ping_back", "ping_front"):
             net = {**labels, "kind": "net", "metric": metric}
             ping = rng.uniform(0.0003, 0.002)
             self._add(src, lat, net, ping)
             self._add(src, "ceph_perfwatch_bench_regression", net, reg)
-            self._histogram(net, ping)
+            self._probe_latencies.setdefault(("net", metric), []).append(ping)
         iops = {**labels, "kind": "osd", "metric": "write_iops_4k"}
         self._add(src, "ceph_perfwatch_bench_iops", iops, rng.uniform(200, 400))
         self._add(src, "ceph_perfwatch_bench_regression", iops, reg)
 
-    def _histogram(self, labels: dict[str, str], latency: float) -> None:
-        """The module's latency histogram of one light probe metric (of one OSD): PROBE_RUNS results a
-        second, spread evenly in log scale from a quarter to four times `latency`."""
-        name, runs = "ceph_perfwatch_bench_probe_latency_seconds", PROBE_RUNS
+    def _histogram(self, labels: dict[str, str], latency: float, osds: int = 1) -> None:
+        """The module's latency histogram of one light probe metric (of `osds` OSDs of one device class, or
+        of a probe that measures no OSD): PROBE_RUNS results a second for each, spread evenly in log scale
+        from a quarter to four times `latency`."""
+        name, runs = "ceph_perfwatch_bench_probe_latency_seconds", PROBE_RUNS * osds
         low, high, before = math.log(latency / 4), math.log(latency * 4), 86400 * self._rng.uniform(1, 5)
         for bound in PROBE_BUCKETS:
             share = min(1.0, max(0.0, (math.log(bound) - low) / (high - low)))
@@ -434,6 +438,9 @@ class SyntheticCluster:
             )
             self._add("perfwatch", "ceph_perfwatch_bench_regression", rgw, 0.0)
             self._histogram(rgw, 0.03)
+        for (kind, metric), latencies in sorted(self._probe_latencies.items()):  # every synthetic OSD is an hdd
+            probe = {**mod, "kind": kind, "metric": metric, "device_class": "hdd"}
+            self._histogram(probe, statistics.median(latencies), len(latencies))
         ceph = {"job": "ceph", "instance": f"{MGRS[0]}:9283", "cluster": c}
         self._add("ceph", "up", ceph, 1.0)
         weights = [rng.uniform(0.1, 1.0) for _ in range(POOLS)]

@@ -7,7 +7,7 @@ from grafana_foundation_sdk.models import dashboard as dm
 
 from .common import (
     CLUSTER,
-    MODULE,
+    COUNTERS,
     OSDS,
     Row,
     Steps,
@@ -69,13 +69,13 @@ def caches() -> Row:
                 [
                     q(
                         "ceph_perfwatch_bluestore_cache_target_bytes",
-                        MODULE,
+                        COUNTERS,
                         *WHERE,
                         legend="{{ceph_daemon}} {{cache}} target",
                     ),
                     q(
                         "ceph_perfwatch_bluestore_cache_committed_bytes",
-                        MODULE,
+                        COUNTERS,
                         *WHERE,
                         legend="{{ceph_daemon}} {{cache}} committed",
                     ),
@@ -87,8 +87,13 @@ def caches() -> Row:
                 "caches. A budget far below the target: the OSD's other memory (PG logs, buffers) crowds the caches.",
                 "bytes",
                 [
-                    q("ceph_perfwatch_bluestore_memory_target_bytes", MODULE, *WHERE, legend="{{ceph_daemon}} target"),
-                    q("ceph_perfwatch_bluestore_cache_budget_bytes", MODULE, *WHERE, legend="{{ceph_daemon}} caches"),
+                    q(
+                        "ceph_perfwatch_bluestore_memory_target_bytes",
+                        COUNTERS,
+                        *WHERE,
+                        legend="{{ceph_daemon}} target",
+                    ),
+                    q("ceph_perfwatch_bluestore_cache_budget_bytes", COUNTERS, *WHERE, legend="{{ceph_daemon}} caches"),
                 ],
             ),
             graph(
@@ -96,7 +101,7 @@ def caches() -> Row:
                 "Bytes held in the bluestore_cache_* mempools (onode, meta, data, other): what the caches actually "
                 "hold, next to their targets.",
                 "bytes",
-                [q("ceph_perfwatch_bluestore_mempool_bytes", MODULE, *WHERE, legend="{{ceph_daemon}} {{pool}}")],
+                [q("ceph_perfwatch_bluestore_mempool_bytes", COUNTERS, *WHERE, legend="{{ceph_daemon}} {{pool}}")],
             ),
         ],
     )
@@ -158,7 +163,7 @@ def rocksdb() -> Row:
                 "short",
                 [
                     q("osd:ceph_perfwatch_rocksdb_compactions_completed:rate", *WHERE, legend=f"{PER_OSD} finished/s"),
-                    q("ceph_perfwatch_rocksdb_compactions_running", MODULE, *WHERE, legend=f"{PER_OSD} running"),
+                    q("ceph_perfwatch_rocksdb_compactions_running", COUNTERS, *WHERE, legend=f"{PER_OSD} running"),
                 ],
                 width=12,
             ),
@@ -167,7 +172,7 @@ def rocksdb() -> Row:
                 "How long the last compaction RocksDB finished took (Reef 18.2 and later; empty on Pacific). "
                 "Compactions that grow longer over days: the DB grows, or the device holding it slows down.",
                 "s",
-                [q("ceph_perfwatch_rocksdb_last_compaction_duration_seconds", MODULE, *WHERE, legend=PER_OSD)],
+                [q("ceph_perfwatch_rocksdb_last_compaction_duration_seconds", COUNTERS, *WHERE, legend=PER_OSD)],
                 width=12,
             ),
         ],
@@ -191,9 +196,9 @@ def bluefs() -> Row:
                 "WAL and slow stay at 0.",
                 "bytes",
                 [
-                    q("ceph_perfwatch_bluefs_db_used_bytes", MODULE, *WHERE, legend="{{ceph_daemon}} db"),
-                    q("ceph_perfwatch_bluefs_wal_used_bytes", MODULE, *WHERE, legend="{{ceph_daemon}} wal"),
-                    q("ceph_perfwatch_bluefs_slow_used_bytes", MODULE, *WHERE, legend="{{ceph_daemon}} slow"),
+                    q("ceph_perfwatch_bluefs_db_used_bytes", COUNTERS, *WHERE, legend="{{ceph_daemon}} db"),
+                    q("ceph_perfwatch_bluefs_wal_used_bytes", COUNTERS, *WHERE, legend="{{ceph_daemon}} wal"),
+                    q("ceph_perfwatch_bluefs_slow_used_bytes", COUNTERS, *WHERE, legend="{{ceph_daemon}} slow"),
                 ],
             ),
             graph(

@@ -37,6 +37,7 @@ HOST = 'hostname="$host"'
 OSDS = 'ceph_daemon=~"$osd"'
 OSD = 'ceph_daemon="$osd"'
 MODULE = PROFILE.module_selector  # plain gauges of the module are read with its job selector, as the rules do
+COUNTERS = PROFILE.daemon_counters_selector  # the OSDs' counter gauges: from the module or the host exporters
 
 Panel = TypeVar("Panel", timeseries.Panel, stat.Panel, table.Panel, heatmap.Panel, statushistory.Panel)
 AnyPanel = timeseries.Panel | stat.Panel | table.Panel | heatmap.Panel | statushistory.Panel

@@ -129,6 +129,12 @@ def _parser() -> argparse.ArgumentParser:
         "(198.19.<index>.128/25), as real hosts have",
     )
     up.add_argument(
+        "--exporter-counters",
+        action="store_true",
+        help="the host exporters read the OSDs' counters from their admin sockets (--daemon-counters) and the "
+        "module leaves them to them (daemon_counters_source=exporters), as on a large cluster",
+    )
+    up.add_argument(
         "--rootfs",
         help="run Ceph from this filesystem tree (a container image's, e.g. as `buildah mount` shows it) instead "
         "of the release's cached rootfs; the release is what it holds, and the lab never writes into it",
@@ -305,6 +311,7 @@ def main(argv: list[str] | None = None) -> int:
                 ceph_metrics_port=args.ceph_metrics_port,
                 subnet_index=args.subnet_index,
                 cluster_network=args.cluster_network,
+                exporter_counters=args.exporter_counters,
                 release=release_name(args.release, args.rootfs),
                 release_version=releases.exact_version(args.release or ""),
                 rootfs=str(Path(args.rootfs).absolute()) if args.rootfs else "",

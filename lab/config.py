@@ -51,6 +51,9 @@ class LabConfig:
     # hosts > 1: each host also gets a link of its own for Ceph's cluster network (eth1, 198.19.<subnet>.0/25)
     # and one that carries no Ceph traffic (eth2, 198.19.<subnet>.128/25), as real hosts have
     cluster_network: bool = False
+    # the host exporters read the OSDs' counters (--daemon-counters) and the module leaves them to them
+    # (daemon_counters_source=exporters), as a large cluster would run
+    exporter_counters: bool = False
     mgrs: tuple[str, ...] = ("x", "y")
     release: str = "pacific"  # which Ceph the lab runs: a name of releases.RELEASES (checked by `up`)
     release_version: str = ""  # an exact version asked for (`--release 18.2.7`); "": whatever the source has

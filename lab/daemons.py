@@ -240,6 +240,8 @@ class Catalogue:
         ]
         if self.tls is not None:
             argv += ["--web.config.file", str(self.tls.web_config)]
+        if self.config.exporter_counters:
+            argv += ["--daemon-counters"]
         if self.fsid:  # set by `up` before any daemon starts, and kept in state.json after
             # Only this lab's daemons: another lab (or a cluster) on this machine has its own exporters.
             argv += ["--cluster-fsid", self.fsid]

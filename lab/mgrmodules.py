@@ -45,6 +45,8 @@ def enable(ceph: Ceph, catalogue: Catalogue) -> None:
     _per_mgr_ports(ceph, module, catalogue.module_ports())
     ceph("config", "set", "mgr", f"mgr/{module}/server_addr", address, as_json=False)
     ceph("config", "set", "mgr", f"mgr/{module}/collect_interval", str(COLLECT_INTERVAL), as_json=False)
+    if catalogue.config.exporter_counters:  # the host exporters read them, with --daemon-counters
+        ceph("config", "set", "mgr", f"mgr/{module}/daemon_counters_source", "exporters", as_json=False)
     tls = catalogue.tls
     if tls is not None:
         secure_before_enable(ceph, tls)

@@ -149,6 +149,13 @@ def parser() -> argparse.ArgumentParser:
         "Rook and other containers run the daemons as uid 167",
     )
     p.add_argument(
+        "--daemon-counters",
+        action="store_true",
+        help="also read the counters of this host's OSDs (BlueStore, RocksDB, BlueFS, mempools) from their admin "
+        "sockets, as the mgr module's families: for large clusters, with the module's daemon_counters_source "
+        "set to exporters on every host (default: the module reads them)",
+    )
+    p.add_argument(
         "--net-device-exclude",
         type=_regex,
         default=network.DEFAULT_EXCLUDE,
@@ -197,6 +204,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         asok_timeout=args.asok_timeout,
         net_device_exclude=args.net_device_exclude,
         daemon_users=tuple(args.daemon_user),
+        daemon_counters=args.daemon_counters,
     )
     security: Security = Security()
     if args.web_config_file:

@@ -6,12 +6,12 @@ import os
 import re
 import threading
 import time
-from typing import Callable, List, NamedTuple, Optional, Set, Tuple
+from typing import Callable, Dict, List, NamedTuple, Optional, Set, Tuple
 
 from perfwatch.exposition import render
 from perfwatch.metrics_model import Labels, Sample
 
-from . import asok, network, nic_map, rgw, trust
+from . import asok, daemon_counters, network, nic_map, rgw, trust
 from . import families as f
 from .cgroup_reader import CgroupError, CgroupReader
 from .clusters import ClusterIds
@@ -33,6 +33,7 @@ class Settings(NamedTuple):
     asok_timeout: float = 2.0
     net_device_exclude: str = network.DEFAULT_EXCLUDE  # interfaces without a capacity row (regex)
     daemon_users: Tuple[trust.User, ...] = ()  # trusted besides root, ceph and cephadm's cluster dirs' owners
+    daemon_counters: bool = False  # the OSDs' counters from their admin sockets (daemon_counters.py)
 
 
 class Collector:
@@ -68,6 +69,9 @@ class Collector:
         self.osd_map = OsdDeviceMap(self.root, self.sockets, self.errors, clock)
         self.device_kinds = DeviceKinds(self.root, lambda message: self.errors("device", message), clock)
         self.clusters = ClusterIds(self.root, self.sockets, clock, self.log)
+        # per (cluster, OSD) whose counters are read here: when last read (wall clock), failures by reason
+        self._counters_read: Dict[Tuple[str, str], float] = {}
+        self._counter_errors: Dict[Tuple[str, str], Dict[str, int]] = {}
         self._lock = threading.Lock()
 
     def render(self) -> str:
@@ -109,6 +113,9 @@ class Collector:
                 self.errors("proc", "{}: {}: {}".format(daemon.ident.label, type(exc).__name__, exc))
         self.osd_map.keep_only(live)
         self.clusters.keep_only(live)
+        reported = {(d.fsid, d.ident.label) for d, _ in selected}
+        self._counters_read = {k: t for k, t in self._counters_read.items() if k in reported}
+        self._counter_errors = {k: e for k, e in self._counter_errors.items() if k in reported}
         samples.extend(self._device_kinds(host, sorted(disks)))
         samples.extend(self._network(host))
         samples.append(Sample(f.COLLECTION_DURATION, "", host, self.clock() - started))
@@ -171,9 +178,28 @@ class Collector:
                 labels = (*base, ("role", row.role), ("device", row.device), ("partition", row.partition))
                 samples.append(Sample(f.OSD_DEVICE, "", (*labels, ("via", row.via)), 1))
                 disks.add(row.device)
+            if self.settings.daemon_counters:
+                samples.extend(self._osd_counters(daemon))
         if daemon.ident.kind == "rgw":
             samples.extend(self._rgw(daemon, base))
         return samples
+
+    def _osd_counters(self, daemon: Daemon) -> List[Sample]:
+        """The OSD's counters as the module would export them, read through its admin socket; a failure is
+        counted for the OSD by reason (and as an asok collection error) and says daemon_up 0."""
+        label, key = daemon.ident.label, (daemon.fsid, daemon.ident.label)
+        errors = self._counter_errors.setdefault(key, {})
+        try:
+            got = daemon_counters.read(lambda command: self.sockets.ask(daemon, command), label)
+        except daemon_counters.Failure as exc:
+            errors[exc.reason] = errors.get(exc.reason, 0) + 1
+            self.errors("asok", "{}: counters: {}".format(label, exc))
+            got, ok = daemon_counters.counters.Extracted([], [], []), False
+        else:
+            self._counters_read[key] = time.time()
+            ok = True
+        status = daemon_counters.status_samples(label, got, ok, self._counters_read.get(key, 0.0), errors)
+        return daemon_counters.placed(got.samples + status, daemon.fsid, self.settings.hostname)
 
     def _device_kinds(self, host: Labels, disks: List[str]) -> List[Sample]:
         """One row per disk beneath an OSD: its kind (device_kind.py), whichever OSDs share it."""

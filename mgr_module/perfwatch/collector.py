@@ -33,6 +33,7 @@ DUMP_MEMPOOLS = {"prefix": "dump_mempools", "format": "json"}
 class Settings(NamedTuple):
     request_timeout: float
     max_in_flight: int
+    read_osds: bool = True  # False: the host exporters read the OSDs' counters (daemon_counters_source)
 
 
 def _age_tail(age: float) -> str:
@@ -109,7 +110,8 @@ class Collector:
         t0 = time.monotonic()
         samples: List[Sample] = []
         status: List[Tuple[str, bool]] = []
-        osds = self.adapter.osds()
+        # the host exporters read the OSDs' counters, or we do
+        osds = self.adapter.osds() if settings.read_osds else []
         up = [osd_id for osd_id, is_up in osds if is_up]
         for osd_id, is_up in osds:
             if not is_up:

@@ -17,6 +17,7 @@ class Config(NamedTuple):
     standby_behaviour: str
     standby_error_status_code: int
     collect_interval: int
+    daemon_counters_source: str
     scratch_pool: str
     scratch_namespace: str
     scratch_pool_create: bool

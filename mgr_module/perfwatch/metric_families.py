@@ -211,5 +211,9 @@ BENCH_RUNS = _declare(
     "bench_runs_total", "counter", "Benchmark runs since the module started, by outcome", ("kind", "outcome")
 ).name
 BENCH_PROBE = _declare(
-    "bench_probe_latency_seconds", "histogram", "Latency of light probe operations", BENCH, optional=DAEMON
+    "bench_probe_latency_seconds",
+    "histogram",
+    "Latency of light probe operations, per device class of the OSD measured (not per OSD: each OSD's own "
+    "figures are bench_latency_seconds and its baseline)",
+    ("kind", "metric", "device_class"),
 ).name

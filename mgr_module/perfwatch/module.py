@@ -103,7 +103,9 @@ class Module(SecretsCommands, MgrModule):
         bench_adapter = MgrAdapter(self, lambda: self._config.request_timeout)
         cfg = self._config
         store = BenchStore(self.get_store, self.set_store, cfg.history_limit, cfg.baseline_window, self.log)
-        self.board = board = ResultBoard(store)
+        self.board = board = ResultBoard(
+            store, device_classes=lambda: {o.id: o.device_class for o in bench_adapter.osd_infos()}
+        )
         self.runner = runner = Runner(
             bench_adapter,
             bench_adapter.open_io,
@@ -151,7 +153,11 @@ class Module(SecretsCommands, MgrModule):
         self.log.info("perfwatch serve loop stopped")
 
     def _collector_settings(self) -> Settings:
-        return Settings(request_timeout=self._config.request_timeout, max_in_flight=self._config.max_requests_in_flight)
+        return Settings(
+            request_timeout=self._config.request_timeout,
+            max_in_flight=self._config.max_requests_in_flight,
+            read_osds=self._config.daemon_counters_source == "module",
+        )
 
     def shutdown(self) -> None:
         self._stop.set()

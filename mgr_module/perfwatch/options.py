@@ -87,6 +87,19 @@ OPTIONS: List[OptionSpec] = [
         "Shorter intervals cost more requests to every OSD.",
         "runtime": True,
     },
+    {
+        "name": "daemon_counters_source",
+        "type": "str",
+        "default": "module",
+        "enum_allowed": ["module", "exporters"],
+        "desc": "Who reads the OSDs' counters: this module (default) or the host exporters",
+        "long_desc": "'exporters': the module stops asking OSDs for 'perf dump' and 'dump_mempools' and "
+        "leaves them to the perfwatch host exporter of each OSD host, run with --daemon-counters (the same "
+        "metric names); for large clusters, where one mgr should not collect and serve every OSD's counters. "
+        "Every OSD host then needs such an exporter: an OSD whose counters nobody exports is an input "
+        "missing to the rules.",
+        "runtime": True,
+    },
 ]
 
 

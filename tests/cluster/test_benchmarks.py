@@ -126,10 +126,14 @@ def test_probe_latencies_are_histograms(bench: LabHandle) -> None:
         INTERVAL * 4,
         "probe histograms",
     )
-    assert (
-        'ceph_perfwatch_bench_probe_latency_seconds_bucket{ceph_daemon="osd.0",kind="rados",metric="write_latency",le="+Inf"}'
-        in text
-    )
+    # one histogram per device class of the OSDs measured, none per OSD (each OSD's own figures are its
+    # last result and baseline)
+    classes = {n["device_class"] for n in bench.ceph("osd", "tree")["nodes"] if n["type"] == "osd"}
+    for cls in classes:
+        line = f'{{kind="rados",metric="write_latency",device_class="{cls}",le="+Inf"}}'
+        assert "ceph_perfwatch_bench_probe_latency_seconds_bucket" + line in text, (cls, text)
+    histogram = [line for line in text.splitlines() if line.startswith("ceph_perfwatch_bench_probe_latency")]
+    assert histogram and not [line for line in histogram if "ceph_daemon=" in line], histogram
     proc = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 

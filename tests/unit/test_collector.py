@@ -150,3 +150,18 @@ def test_each_osds_addresses_are_exported_and_a_failure_to_read_them_ends_no_cyc
     fams = parsed(collector)
     assert "ceph_perfwatch_osd_network_info" not in fams or not fams["ceph_perfwatch_osd_network_info"]
     assert fams["ceph_perfwatch_collections"][0].value == 2
+
+
+def test_with_the_exporters_reading_the_counters_no_osd_is_asked_and_no_osd_counter_is_exported() -> None:
+    adapter = FakeAdapter(3)
+    collector = Collector(adapter)
+    collector.collect(Settings(request_timeout=0.3, max_in_flight=4, read_osds=False))
+    fams = parsed(collector)
+    assert adapter.calls == 0
+    assert "ceph_perfwatch_bluestore_onode_hits" not in fams and "ceph_perfwatch_daemon_up" not in fams
+    assert fams["ceph_perfwatch_collections"][0].value == 1  # it still collects the rest, and says so
+    # back to the module: every OSD again
+    collector.collect(FAST)
+    assert adapter.calls == 6 and by_daemon(parsed(collector)["ceph_perfwatch_daemon_up"]) == {
+        "osd.0": 1, "osd.1": 1, "osd.2": 1
+    }  # fmt: skip

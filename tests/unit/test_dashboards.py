@@ -19,6 +19,7 @@ from grafana_foundation_sdk.cog.encoder import JSONEncoder
 from grafana_foundation_sdk.cog.plugins import register_default_plugins
 from grafana_foundation_sdk.models import dashboard as dm
 from grafana_foundation_sdk.models import prometheus as pm
+from perfwatch_host_exporter import daemon_counters
 
 from alerts import alerting, validate
 from alerts.profiles import PRODUCTION
@@ -183,8 +184,10 @@ def test_every_recorded_name_a_dashboard_reads_is_made_by_the_rules(boards: list
 
 def test_raw_series_are_only_the_modules_plain_gauges_and_alerts(boards: list[dict[str, Any]]) -> None:
     """PromQL lives in the rules: a query that is not a recorded series reads one gauge the module declares
-    (with the module's job selector, as the rules do), or Prometheus's ALERTS. No function, no operator."""
+    (with the module's job selector, as the rules do; an OSD counter gauge with the module's or the host
+    exporters' job: either may collect them), or Prometheus's ALERTS. No function, no operator."""
     gauges = {"ceph_perfwatch_" + f.name for f in MODULE_REGISTRY.families() if f.type == "gauge"}
+    counters = {"ceph_perfwatch_" + name for name in daemon_counters.FAMILIES}
     for board in boards:
         for q in queries.panel_queries(board, {}):
             assert re.fullmatch(r"[a-zA-Z_:][a-zA-Z0-9_:]*\{[^{}]*\}", q.expr), f"{q.panel}: {q.expr}"
@@ -192,7 +195,8 @@ def test_raw_series_are_only_the_modules_plain_gauges_and_alerts(boards: list[di
             if ":" in name or name == "ALERTS":
                 continue
             assert name in gauges, f"{q.panel}: {name} is not a gauge of the module"
-            assert common.MODULE in q.expr, f"{q.panel}: {q.expr} lacks {common.MODULE}"
+            selector = common.COUNTERS if name in counters else common.MODULE
+            assert selector in q.expr, f"{q.panel}: {q.expr} lacks {selector}"
 
 
 def test_every_query_is_filtered_by_the_cluster(boards: list[dict[str, Any]]) -> None:

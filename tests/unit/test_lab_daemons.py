@@ -115,6 +115,15 @@ def test_exporters_are_restricted_to_the_labs_cluster_once_its_fsid_is_known(hos
             assert "--cluster-fsid" not in catalogue(hosts=hosts, fsid="").spec(name, mountinfo=MOUNTINFO).argv
 
 
+def test_with_exporter_counters_every_host_exporter_reads_its_osds_counters() -> None:
+    config = LabConfig(directory=DIR, hosts=3, subnet_index=7, exporter_counters=True)
+    counted = Catalogue(config, plan(config), FSID)
+    for name in counted.exporter_names():
+        if name.startswith("exporter."):
+            assert "--daemon-counters" in counted.spec(name, mountinfo=MOUNTINFO).argv, name
+            assert "--daemon-counters" not in catalogue(hosts=3).spec(name, mountinfo=MOUNTINFO).argv, name
+
+
 def test_an_unknown_daemon_names_the_choices() -> None:
     with pytest.raises(LabError, match=r"no daemon 'osd\.9' in this lab; daemons: mon\.a, .*osd\.2"):
         catalogue().spec("osd.9", mountinfo=MOUNTINFO)

@@ -1,10 +1,12 @@
 """The registry families are declared in: duplicates and suffix clashes refused, label names enforced;
-the module's and the exporter's registries build, apart; the exporter needs nothing of perfwatch.counters."""
+the module's and the exporter's registries build and share only the OSD counter families (the exporter's
+--daemon-counters), which the exporter reads with perfwatch.counters in one place."""
 
 import ast
 from pathlib import Path
 
 import pytest
+from perfwatch_host_exporter import daemon_counters
 from perfwatch_host_exporter.families import EXPORTER_REGISTRY
 
 from perfwatch import exposition
@@ -137,8 +139,14 @@ def test_the_module_and_the_exporter_registries_build_and_stay_apart() -> None:
         for f in families:
             rebuilt.declare(f.name, f.type, f.help, f.labels, f.optional)
         assert rebuilt.families() == families
-    module_names = {f.name for f in MODULE_REGISTRY.families()}
-    assert not module_names & {f.name for f in EXPORTER_REGISTRY.families()}
+    # they share exactly the OSD counter families the exporter can collect instead of the module
+    # (--daemon-counters): same type and help, the exporter's with its cluster and hostname labels too
+    module = {f.name: f for f in MODULE_REGISTRY.families()}
+    exporter = {f.name: f for f in EXPORTER_REGISTRY.families()}
+    assert set(module) & set(exporter) == set(daemon_counters.FAMILIES)
+    for name in daemon_counters.FAMILIES:
+        assert (exporter[name].type, exporter[name].help) == (module[name].type, module[name].help), name
+        assert set(exporter[name].labels) == set(module[name].labels) | {"cluster", "hostname"}, name
     assert "daemon_threads" not in MODULE_REGISTRY and "daemon_threads" in EXPORTER_REGISTRY
     assert "bluestore_onodes" in MODULE_REGISTRY and "bench_iops" in MODULE_REGISTRY
 
@@ -155,10 +163,10 @@ def imported_modules(path: Path) -> set[str]:
     return found
 
 
-def test_the_exporter_imports_nothing_of_the_modules_counter_table() -> None:
+def test_the_exporter_reads_the_modules_counter_table_in_one_place_only() -> None:
     files = sorted(EXPORTER_DIR.glob("*.py"))
     assert files
-    offenders = {path.name for path in files if "perfwatch.counters" in imported_modules(path)}
-    assert not offenders, f"the exporter imports perfwatch.counters in {sorted(offenders)}"
+    users = {path.name for path in files if "perfwatch.counters" in imported_modules(path)}
+    assert users == {"daemon_counters.py"}, f"the exporter imports perfwatch.counters in {sorted(users)}"
     collector = imported_modules(EXPORTER_DIR / "collector.py")
     assert "perfwatch.metrics_model" in collector, "the check sees the exporter's imports"

@@ -3,7 +3,7 @@ board (on_finished), the exposition and the health check read it (samples, regre
 one way: runner -> board -> metrics and health."""
 
 import threading
-from typing import Any, Dict, Iterable, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
 from ..metrics_model import Sample
 from .kinds import KINDS
@@ -16,11 +16,18 @@ LastResult = Tuple[float, str]  # (value, unit) of a result
 
 
 class ResultBoard:
-    def __init__(self, store: BenchStore, kinds: Optional[Iterable[str]] = None) -> None:
+    def __init__(
+        self,
+        store: BenchStore,
+        kinds: Optional[Iterable[str]] = None,
+        device_classes: Optional[Callable[[], Dict[int, str]]] = None,
+    ) -> None:
         """Starts with the results of each kind's last run in the store's history (a failover keeps them;
         kinds: their names, those of kinds.KINDS when None); the histograms start empty (they reset with
-        the mgr)."""
+        the mgr). device_classes: OSD id -> CRUSH device class now, read once per light probe finished
+        (its histograms are per class); none: every OSD in class ""."""
         self._store = store
+        self._device_classes = device_classes or dict
         self._lock = threading.Lock()
         self._last: Dict[str, LastResult] = {}  # result key -> (value, unit) of its latest result
         self._histograms = ProbeHistograms()
@@ -38,7 +45,11 @@ class ResultBoard:
         latencies go into the histograms too."""
         self._record(run.measurements)
         if not run.heavy:
-            self._histograms.observe(run.measurements)
+            try:
+                classes = self._device_classes()
+            except Exception:  # the OSD map unreadable this moment: the run still counts, in class ""
+                classes = {}
+            self._histograms.observe(run.measurements, classes)
 
     def last_results(self) -> Dict[str, LastResult]:
         with self._lock:

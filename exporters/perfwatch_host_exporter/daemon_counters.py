@@ -1,0 +1,92 @@
+"""The OSD counters the mgr module collects (BlueStore, RocksDB, BlueFS, mempools), read here from the admin
+sockets of this host's own OSDs instead: for large clusters, where no single process should collect or
+serve the whole cluster (`--daemon-counters`, with the module's `daemon_counters_source` set to
+`exporters`).
+
+The families are the module's own (perfwatch.metric_families), read with the module's table
+(perfwatch.counters), declared into the exporter's registry with the labels every exporter series has
+besides ceph_daemon: cluster (the fsid) and hostname. The rules aggregate them by (cluster, ceph_daemon),
+so they read either source the same way. Pure but for `ask`, which the collector passes in.
+"""
+
+from typing import Any, Callable, Dict, List, Tuple
+
+from perfwatch import counters
+from perfwatch import metric_families as mf
+from perfwatch.metrics_model import Labels, Sample
+
+from .families import EXPORTER_REGISTRY
+
+PERF_DUMP = {"prefix": "perf dump", "format": "json"}
+DUMP_MEMPOOLS = {"prefix": "dump_mempools", "format": "json"}
+REASON_TIMEOUT, REASON_ERROR, REASON_DECODE = "timeout", "error", "decode"  # the module's reasons (adapter.py)
+REASONS = (REASON_TIMEOUT, REASON_ERROR, REASON_DECODE)  # each exported from 0, so a rate sees the first failure
+
+# every family an OSD's counters give, as the module declares it, and what says whether they were read
+FAMILIES: Tuple[str, ...] = tuple(
+    sorted(
+        {spec.family for spec in counters.OSD_SPECS}
+        | {mf.MEMPOOL_BYTES, mf.MEMPOOL_ITEMS, mf.MISSING, mf.UNAVAILABLE}
+        | {mf.DAEMON_UP, mf.LAST_SUCCESS, mf.FETCH_ERRORS}
+    )
+)
+_MODULE = {family.name: family for family in mf.MODULE_REGISTRY.families()}
+for _name in FAMILIES:
+    _family = _MODULE[_name]
+    EXPORTER_REGISTRY.declare(
+        _family.name,
+        _family.type,
+        _family.help,
+        (_family.labels[0], "cluster", "hostname", *_family.labels[1:]),
+        _family.optional,
+    )
+
+Ask = Callable[[Dict[str, Any]], Any]  # one admin socket command to the OSD, its decoded JSON reply
+
+
+class Failure(Exception):
+    """The OSD's counters could not be read: reason is one of the module's (timeout, error, decode)."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+def read(ask: Ask, daemon: str) -> counters.Extracted:
+    """The OSD's counter samples (labelled ceph_daemon only, as the module makes them), the table entries
+    it lacks, and those its release does not have. Raises Failure."""
+    replies = []
+    for command in (PERF_DUMP, DUMP_MEMPOOLS):
+        try:
+            reply = ask(command)
+        except Exception as exc:
+            text = str(exc)
+            raise Failure(REASON_TIMEOUT if "timed out" in text else REASON_ERROR, text) from None
+        if not isinstance(reply, dict):
+            raise Failure(REASON_DECODE, "{}: the reply is not a JSON object".format(command["prefix"]))
+        replies.append(reply)
+    dump, mempools = replies
+    got = counters.extract_detail(counters.OSD_SPECS, dump, daemon)
+    return counters.Extracted(got.samples + counters.extract_mempools(mempools, daemon), got.missing, got.unavailable)
+
+
+def placed(samples: List[Sample], cluster: str, hostname: str) -> List[Sample]:
+    """The module's samples with the exporter's cluster and hostname labels after ceph_daemon."""
+    where: Labels = (("cluster", cluster), ("hostname", hostname))
+    return [s._replace(labels=(s.labels[0], *where, *s.labels[1:])) for s in samples]
+
+
+def status_samples(
+    daemon: str, got: counters.Extracted, ok: bool, last_success: float, errors: Dict[str, int]
+) -> List[Sample]:
+    """What the module says of each daemon it reads, for this one: up, when last read, the entries it lacks,
+    and failures by reason, every reason from 0 (labelled ceph_daemon only; placed() adds the rest)."""
+    base: Labels = (("ceph_daemon", daemon),)
+    out = [Sample(mf.DAEMON_UP, "", base, 1.0 if ok else 0.0)]
+    if last_success:
+        out.append(Sample(mf.LAST_SUCCESS, "", base, round(last_success, 3)))
+    if ok:
+        out.append(Sample(mf.MISSING, "", base, float(len(got.missing))))
+        out.extend(Sample(mf.UNAVAILABLE, "", (*base, ("counter", name)), 1.0) for name in got.unavailable)
+    out.extend(Sample(mf.FETCH_ERRORS, "", (*base, ("reason", r)), float(errors.get(r, 0))) for r in REASONS)
+    return out
