@@ -267,8 +267,9 @@ def health_alerts(p: Profile) -> list[Alert]:
             p.collection_failing_for,
             "warning",
             "perfwatch cannot read the counters of {{ $labels.ceph_daemon }}",
-            "The perfwatch module has not read the counters of {{ $labels.ceph_daemon }} (which the map says is "
-            "up) in its recent collections; see ceph_perfwatch_fetch_errors_total's reason.",
+            "perfwatch has not read the counters of {{ $labels.ceph_daemon }} in its recent collections: the "
+            "module (which leaves out OSDs the map says are down), or with daemon_counters_source=exporters the "
+            "host exporter of its host; see ceph_perfwatch_fetch_errors_total's reason.",
         ),
         Alert(
             "PerfwatchMetricsAbsent",
@@ -305,10 +306,11 @@ def health_alerts(p: Profile) -> list[Alert]:
             p.target_down_for,
             "warning",
             "The counters of {{ $value }} OSD(s) of {{ $labels.cluster }} are collected twice",
-            "{{ $value }} OSD(s) of cluster {{ $labels.cluster }} have their counters exported by both the mgr "
-            "module and their host's exporter (--daemon-counters). The rules count the exporters' alone, but both "
-            "collect: set the module's daemon_counters_source to exporters (or run the exporters without "
-            "--daemon-counters).",
+            "{{ $value }} OSD(s) of cluster {{ $labels.cluster }} have their counters exported by more than one "
+            "source: by the mgr module and their host's exporter (--daemon-counters), or by two exporter targets "
+            "(two exporters on one host, or one scraped under two names). The rules count one, but each collects: "
+            "set the module's daemon_counters_source to exporters (or run the exporters without "
+            "--daemon-counters), and keep one exporter target per host.",
         ),
         Alert(
             "PerfwatchVerdictInputMissing",

@@ -49,13 +49,23 @@ def mean_from_summary(prefix: str, matchers: tuple[str, ...], labels: str, windo
     return f"{total}\n/\nclamp_min({count}, 1e-9)"
 
 
-def either(metric: str, exp: str, mod: str, *matchers: str, over: Callable[[str], str] = lambda s: s) -> str:
-    """A daemon counter family (or `over` it, e.g. its rate) from one source per OSD: the host exporter's
-    where it reads that OSD's counters (--daemon-counters), else the module's. Never both: with both on
-    (a mis-set option) the exporter's alone count, and PerfwatchDaemonCountersFromTwoSources says so."""
-    return (
-        f"(\n{over(sel(metric, exp, *matchers))}\nor on (cluster, ceph_daemon)\n{over(sel(metric, mod, *matchers))}\n)"
-    )
+def either(
+    metric: str,
+    exp: str,
+    mod: str,
+    *matchers: str,
+    over: Callable[[str], str] = lambda s: s,
+    labels: str = "",
+) -> str:
+    """A daemon counter family (or `over` it, e.g. its rate) per OSD and `labels` (the family's own labels,
+    such as op or reason), from one source: the host exporter's where it reads that OSD's counters
+    (--daemon-counters), else the module's. Never both: with both on (a mis-set option) the exporter's alone
+    count, and PerfwatchDaemonCountersFromTwoSources says so. Two exporter targets reading one OSD (two
+    exporters on a host, or a host known by two names) count once too: the max over them. A label value
+    only one source has (fetch_errors' reason "down", the module's) is taken from that source."""
+    keep = f"{OSD}, {labels}" if labels else OSD
+    ours = by(keep, "max", over(sel(metric, exp, *matchers)))
+    return f"(\n{ours}\nor on ({keep})\n{over(sel(metric, mod, *matchers))}\n)"
 
 
 def mean_from_counters(prefix: str, exp: str, mod: str, labels: str, window: str) -> str:

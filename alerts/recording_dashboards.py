@@ -101,7 +101,9 @@ def dashboard_rules(p: Profile) -> list[Rule]:
             by(
                 f"{OSD}, trigger",
                 "sum",
-                either("ceph_perfwatch_rocksdb_compactions_total", exp, mod, over=lambda s: rate(s, w)),
+                either(
+                    "ceph_perfwatch_rocksdb_compactions_total", exp, mod, over=lambda s: rate(s, w), labels="trigger"
+                ),
             ),
         ),
         rule(  # Reef 18.2 and later: every compaction RocksDB finishes, its own level compactions too

@@ -20,6 +20,10 @@ def health_rules(p: Profile) -> list[Rule]:
         ("perfwatch_host_exporter", "max by (cluster, ceph_daemon) (ceph_perfwatch_daemon_up{" + mod + ", "
                                     + OSD_ONLY + "}) == 1 unless on (cluster, ceph_daemon) "
                                     "osd:ceph_perfwatch_cpu_usage:cores"),
+        # an up OSD (the module gives every up OSD's addresses, whoever reads its counters) that no host
+        # exporter reports: with daemon_counters_source=exporters nothing else would say so
+        ("perfwatch_host_exporter", "max by (cluster, ceph_daemon) (" + sel("ceph_perfwatch_osd_network_info", mod)
+                                    + ") unless on (cluster, ceph_daemon) osd:ceph_perfwatch_osd:info"),
         # a host with OSDs whose CPU node_exporter does not report
         ("node_cpu", "osd:ceph_perfwatch_osd:info unless on (cluster, hostname) host:node_cpu_busy:ratio"),
         # an OSD none of whose NICs (those that carry its networks) has its throughput and capacity known
@@ -45,7 +49,14 @@ def health_rules(p: Profile) -> list[Rule]:
             by(
                 f"{OSD}, reason",
                 "sum",
-                either("ceph_perfwatch_fetch_errors_total", exp, mod, over=lambda s: rate(s, p.rate_window)),
+                # per reason: the module's "down" is a reason no exporter has
+                either(
+                    "ceph_perfwatch_fetch_errors_total",
+                    exp,
+                    mod,
+                    over=lambda s: rate(s, p.rate_window),
+                    labels="reason",
+                ),
             ),
         ),
         # OSDs whose counters both the module and their host's exporter export (daemon_counters_source
@@ -53,13 +64,17 @@ def health_rules(p: Profile) -> list[Rule]:
         # alone (promql.either), but both collect
         rule(
             "cluster:ceph_perfwatch_osds_counted_twice:count",
+            # sources per OSD: each exporter target (instance), and the module (its job: its active and
+            # standby mgrs are one source)
             by(
                 CLUSTER,
                 "count",
                 by(
                     OSD,
                     "count",
-                    by(f"{OSD}, job", "max", sel("ceph_perfwatch_daemon_up", p.daemon_counters_selector, OSD_ONLY)),
+                    by(f"{OSD}, instance", "max", sel("ceph_perfwatch_daemon_up", exp, OSD_ONLY))
+                    + "\nor\n"
+                    + by(f"{OSD}, job", "max", sel("ceph_perfwatch_daemon_up", mod, OSD_ONLY)),
                 )
                 + " > 1",
             ),

@@ -11,8 +11,8 @@ def store_rules(p: Profile) -> list[Rule]:
     w, mod, exp = p.rate_window, p.module_selector, p.exporter_selector
     iops = by(OSD, "max", sel("ceph_perfwatch_bench_iops", mod, p.iops_bench_selector))
 
-    def osd_rate(metric: str, *matchers: str) -> str:
-        return by(OSD, "sum", either(metric, exp, mod, *matchers, over=lambda s: rate(s, w)))
+    def osd_rate(metric: str, *matchers: str, labels: str = "") -> str:
+        return by(OSD, "sum", either(metric, exp, mod, *matchers, over=lambda s: rate(s, w), labels=labels))
 
     def osd_gauge(metric: str) -> str:
         return by(OSD, "max", either(metric, exp, mod))
@@ -21,8 +21,8 @@ def store_rules(p: Profile) -> list[Rule]:
         osd_rate("ceph_perfwatch_bluestore_onode_hits_total"),
         osd_rate("ceph_perfwatch_bluestore_onode_misses_total"),
     )
-    reads = osd_rate("ceph_perfwatch_osd_ops_total", 'op="read"')
-    writes = osd_rate("ceph_perfwatch_osd_ops_total", 'op=~"write|replica_write"')
+    reads = osd_rate("ceph_perfwatch_osd_ops_total", 'op="read"', labels="op")
+    writes = osd_rate("ceph_perfwatch_osd_ops_total", 'op=~"write|replica_write"', labels="op")
     return [
         rule("osd:ceph_perfwatch_onode_misses:rate", misses),
         rule("osd:ceph_perfwatch_onode_lookups:rate", f"{hits}\n+ on (cluster, ceph_daemon)\n{misses}"),

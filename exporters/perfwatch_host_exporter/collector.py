@@ -191,8 +191,9 @@ class Collector:
         errors = self._counter_errors.setdefault(key, {})
         try:
             got = daemon_counters.read(lambda command: self.sockets.ask(daemon, command), label)
-        except daemon_counters.Failure as exc:
-            errors[exc.reason] = errors.get(exc.reason, 0) + 1
+        except Exception as exc:  # Failure, or a bug: the OSD's other samples must stay
+            reason = exc.reason if isinstance(exc, daemon_counters.Failure) else daemon_counters.REASON_ERROR
+            errors[reason] = errors.get(reason, 0) + 1
             self.errors("asok", "{}: counters: {}".format(label, exc))
             got, ok = daemon_counters.counters.Extracted([], [], []), False
         else:

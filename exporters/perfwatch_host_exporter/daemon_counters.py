@@ -66,8 +66,12 @@ def read(ask: Ask, daemon: str) -> counters.Extracted:
             raise Failure(REASON_DECODE, "{}: the reply is not a JSON object".format(command["prefix"]))
         replies.append(reply)
     dump, mempools = replies
-    got = counters.extract_detail(counters.OSD_SPECS, dump, daemon)
-    return counters.Extracted(got.samples + counters.extract_mempools(mempools, daemon), got.missing, got.unavailable)
+    try:
+        got = counters.extract_detail(counters.OSD_SPECS, dump, daemon)
+        pools = counters.extract_mempools(mempools, daemon)
+    except Exception as exc:  # a surprising entry in one OSD's reply: counted; its other samples stay
+        raise Failure(REASON_DECODE, "{}: {!r}".format(daemon, exc)) from None
+    return counters.Extracted(got.samples + pools, got.missing, got.unavailable)
 
 
 def placed(samples: List[Sample], cluster: str, hostname: str) -> List[Sample]:

@@ -4,6 +4,7 @@ counted per OSD by reason; off by default, when no OSD is asked for them."""
 
 from pathlib import Path
 
+import pytest
 from perfwatch_host_exporter import asok
 from perfwatch_host_exporter.daemon_counters import FAMILIES
 from prometheus_client.parser import text_string_to_metric_families
@@ -93,3 +94,41 @@ def test_off_by_default_no_osd_is_asked_for_its_counters(tmp_path: Path) -> None
     assert not counter_samples(text)
     assert PREFIX + "daemon_up" not in {name for name, _ in samples(text)}
     assert fake.asked("perf dump ", OSD0) == 0 and fake.asked("dump_mempools ", OSD0) == 0
+
+
+# Found by review: one OSD whose perf dump or mempools reply is a JSON object with a surprising entry
+CASES = {
+    "mempool bytes null": ("dump_mempools", {"mempool": {"by_pool": {"bluestore_cache_onode": {"bytes": None}}}}),
+    "mempool pool is a list": ("dump_mempools", {"mempool": {"by_pool": {"bluestore_cache_onode": [1, 2]}}}),
+    "mempool key is a list": ("dump_mempools", {"mempool": []}),
+    "perf dump int too big for a float": ("perf dump", {"bluestore": {"onodes": 10**400}}),
+    "perf dump latency sum null": ("perf dump", {"rocksdb": {"submit_sync_latency": {"sum": None, "avgcount": 1}}}),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_a_surprising_entry_in_a_reply_is_a_decode_error_and_the_osds_other_samples_stay(
+    tmp_path: Path, case: str
+) -> None:
+    host, fake = build(tmp_path)
+    c = collector(host, fake, daemon_counters=True)
+    before = samples(c.render())
+    cpu = (PREFIX + "daemon_cpu_seconds_total", frozenset({**WHERE, "ceph_daemon": "osd.0", "mode": "user"}.items()))
+    assert cpu in before and before[(PREFIX + "daemon_up", frozenset({**WHERE, "ceph_daemon": "osd.0"}.items()))] == 1
+    what, reply = CASES[case]
+    fake.replies[(OSD0, what)] = reply
+    got = samples(c.render())
+    # as the module does (collector._read_osd): daemon_up 0, a decode error counted, the rest kept
+    assert cpu in got, "osd.0's CPU samples vanished"
+    assert (PREFIX + "daemon_up", frozenset({**WHERE, "ceph_daemon": "osd.0"}.items())) in got, (
+        "osd.0's daemon_up vanished"
+    )
+    errors = sum(
+        v for (n, labels), v in got.items() if n == PREFIX + "fetch_errors_total" and ("ceph_daemon", "osd.0") in labels
+    )
+    assert errors == 1
+    assert (
+        got[(PREFIX + "fetch_errors_total", frozenset({**WHERE, "ceph_daemon": "osd.0", "reason": "decode"}.items()))]
+        == 1
+    )
+    assert got[(PREFIX + "daemon_up", frozenset({**WHERE, "ceph_daemon": "osd.0"}.items()))] == 0
