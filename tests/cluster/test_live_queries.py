@@ -11,6 +11,7 @@ import time
 from collections.abc import Iterator
 
 import pytest
+from perfwatch_host_exporter import daemon_counters
 
 from alerts import alerting, recording
 from alerts.profiles import PRODUCTION
@@ -30,6 +31,13 @@ AFTER_A_FAILED_FETCH = "ceph_perfwatch_fetch_errors_total"  # only once a read o
 # (the unfiltered selector is an input too); test_media_layouts.py runs flash devices, promtool the rest.
 HARDWARE_DEPENDENT = re.compile(r'^ceph_perfwatch_device_info\{.*(kind="(hdd|ssd|nvme)"|transport=)')
 WAIT = 60
+
+
+def other_source(selector: str) -> bool:
+    """The host exporters' side of an OSD counter family (promql.either): the session lab's module reads the
+    OSDs' counters, so its exporters do not; test_exporter_counters.py runs a lab whose exporters do."""
+    family = family_of(selector).removeprefix("ceph_perfwatch_")
+    return family in daemon_counters.FAMILIES and PRODUCTION.exporter_selector in selector
 
 
 def inputs() -> list[str]:
@@ -91,10 +99,17 @@ def test_every_series_the_rules_read_comes_from_the_lab(events: LabHandle) -> No
     lacking = families_this_release_lacks(url)
     # only inputs whose family this release lacks may be absent (Pacific: RocksDB's compaction events)
     hardware = [s for s in inputs() if HARDWARE_DEPENDENT.match(s)]
+    # each exporter-side counter selector has its module-side twin, which must have series here
+    others = [s for s in inputs() if other_source(s)]
+    twin = {s: s.replace(PRODUCTION.exporter_selector, PRODUCTION.module_selector) for s in others}
+    assert len(others) > 10 and set(twin.values()) <= set(inputs()), twin
     wanted = [
         s
         for s in inputs()
-        if not s.startswith(AFTER_A_FAILED_FETCH) and family_of(s) not in lacking and s not in hardware
+        if not s.startswith(AFTER_A_FAILED_FETCH)
+        and family_of(s) not in lacking
+        and s not in hardware
+        and s not in others
     ]
     assert len(wanted) > 30, wanted
     assert 'ceph_perfwatch_device_info{job="perfwatch-host"}' in wanted and len(hardware) >= 3, hardware
