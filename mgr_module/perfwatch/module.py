@@ -119,7 +119,9 @@ class Module(SecretsCommands, MgrModule):
         collector = Collector(
             adapter,
             log=self.log,
-            extra_samples=lambda: board.samples(runner.outcomes(), self._config.baseline_min_results),
+            extra_samples=lambda: board.samples(
+                runner.outcomes(), self._config.baseline_min_results, self._config.bench_export_baselines
+            ),
         )
         self.collector = collector
         app = active_app(collector.cache, self.get_mgr_id(), http_refusals=lambda: endpoint.refusals())

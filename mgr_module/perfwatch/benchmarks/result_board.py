@@ -59,12 +59,13 @@ class ResultBoard:
         """Result key -> the regression raised on it (what judging.py recorded in the store)."""
         return self._store.regressions()
 
-    def samples(self, outcomes: Dict[str, int], baseline_min_results: int) -> List[Sample]:
-        """The benchmark metrics: latest results, their baselines and regressions, when each kind last ran,
-        outcomes ("kind/state" -> runs that ended so), and the probe latency histograms."""
+    def samples(self, outcomes: Dict[str, int], baseline_min_results: int, with_baselines: bool = True) -> List[Sample]:
+        """The benchmark metrics: latest results, their baselines (unless with_baselines is off: the option
+        bench_export_baselines) and regressions, when each kind last ran, outcomes ("kind/state" -> runs
+        that ended so), and the probe latency histograms."""
         last = self.last_results()
         store = self._store
-        baselines = {key: store.baseline(key, baseline_min_results) for key in last}
+        baselines = {key: store.baseline(key, baseline_min_results) for key in last} if with_baselines else {}
         return (
             result_samples(last, baselines, list(store.regressions()), store.last_runs(), outcomes)
             + self._histograms.samples()
