@@ -27,11 +27,13 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(REPO), str(REPO / "mgr_module")]
 
-from bench.synthetic_module import filled_board, osd_addresses  # noqa: E402
+from synthetic_module import filled_board, osd_addresses  # noqa: E402
+
 from lab import cephcli  # noqa: E402
 from lab.cluster import Lab  # noqa: E402
 from perfwatch import counters, exposition  # noqa: E402
 from perfwatch.adapter import CephAdapter  # noqa: E402
+from perfwatch.benchmarks.results import Measurement  # noqa: E402
 from perfwatch.collector import Collector, Settings  # noqa: E402
 from perfwatch.metric_families import MODULE_REGISTRY  # noqa: E402
 from perfwatch.osd_networks import OsdNetwork  # noqa: E402
@@ -84,7 +86,13 @@ def simulated(sizes: list[int], scrapes: int, source: str, baselines: bool) -> N
         f", bench_export_baselines={'on' if baselines else 'off'}"
     )
     for n in sizes:
-        board, _ = filled_board(n)
+        board, store = filled_board(n)
+        net_round = [
+            Measurement("net", m, osd, 0.001, "seconds") for m in ("ping_front", "ping_back") for osd in range(n)
+        ]
+        j0 = time.process_time()
+        store.judge(net_round, {}, 0.5, 3)
+        judged = time.process_time() - j0
         collector = Collector(RecordedAdapter(n), extra_samples=lambda b=board: b.samples({}, 3, baselines))
         settings = Settings(request_timeout=10, max_in_flight=8, read_osds=source == "module")
         cpu0, wall0 = time.process_time(), time.perf_counter()
@@ -118,6 +126,7 @@ def simulated(sizes: list[int], scrapes: int, source: str, baselines: bool) -> N
         print(
             f"  {n:>6} OSDs: cycle CPU {cpu:.2f} s ({cpu / 30 * 100:.1f} % of a core at collect_interval 30 s), "
             f"wall {wall:.2f} s{render}\n"
+            f"          judging a net probe round ({2 * n} results against the baselines): {judged:.2f} s CPU\n"
             f"          {samples_out} samples; Python heap the output holds {held / 1e6:.0f} MB, peak in a cycle "
             f"{peak / 1e6:.0f} MB\n"
             f"          scrape from cache: plain {plain_size / 1e6:.1f} MB {ms(plain)}; "

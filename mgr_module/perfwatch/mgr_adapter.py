@@ -165,6 +165,13 @@ class MgrAdapter(CephAdapter):
     def pool_names_ending(self, suffix: str) -> List[str]:
         return sorted(p["pool_name"] for p in self._pools() if p.get("pool_name", "").endswith(suffix))
 
+    def store_entry_limit(self) -> Any:
+        """mon_config_key_max_entry_size as this mgr's configuration has it, or None when it cannot tell."""
+        try:
+            return self.module.get_ceph_option("mon_config_key_max_entry_size")
+        except Exception:  # an option unknown to the release, or no such call
+            return None
+
     def pool_max(self) -> int:
         osd_map = self.module.get("osd_map") or {}
         ids = [int(p["pool"]) for p in osd_map.get("pools", [])]  # a lower mark, as sound, if pool_max is absent

@@ -2,14 +2,20 @@
 
 Every record is written as {"version": records.VERSION, "data": ...}. Reading one never raises: an older
 record is migrated; a newer, unreadable or wrongly shaped one is copied to "bench/aside/<key>/<time>" (at
-most ASIDE_MAX of them, none larger than ASIDE_MAX_CHARS; never read again) and replaced by what could be
+most ASIDE_MAX of them, none longer than one entry; never read again) and replaced by what could be
 kept of it, with one log line. Run ids named by broken scratch material are collected in `found`.
+
+A record longer than one entry of the store (entry_max, records.ENTRY_MAX_CHARS: the mons refuse larger
+ones) is written in parts, "bench/<name>.parts/<generation>/<i>", and "bench/<name>" then holds only
+{"version", "parts", "generation", "chars"}. The parts of the new generation are written before that head,
+and the old generation's are deleted after it: a mgr that dies in between leaves the old record whole, and
+the next reader deletes what is left of the other generation.
 """
 
 import json
 import threading
 import time
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from . import records
 
@@ -17,8 +23,18 @@ PREFIX = "bench/"
 ASIDE_PREFIX = PREFIX + "aside/"
 ASIDE_INDEX = "aside_index"
 ASIDE_MAX = 20  # records kept aside; the oldest is deleted when one more comes
-ASIDE_MAX_CHARS = 65536  # larger ones are dropped, not copied (the mon's config-key entry limit is 64 KiB)
 PROBLEMS_KEPT = 20
+PARTS = ".parts/"
+# Seconds between two throttled writes of a record in parts (the baselines of a large cluster: about 55
+# entries, 3.3 MB, at 10,000 OSDs): every light probe round changes them, and each write goes through the
+# mons' consensus. A failover loses the values of the rounds since: a few of each rolling median's window.
+LARGE_SAVE_INTERVAL = 300.0
+HEAD_MAX_CHARS = 200  # a head of parts is shorter; a record this short is parsed twice when read
+PARTS_PROBED = 100000  # leftover parts of an unknown count are deleted up to the first one missing, at most this
+
+
+class TornRecord(Exception):
+    """A record in parts that cannot be put together: its head is broken or a part is missing."""
 
 
 class VersionedRecords:
@@ -29,7 +45,11 @@ class VersionedRecords:
         log: Any,
         clock: Callable[[], float],
         lock: "threading.RLock",
+        entry_max: int = records.ENTRY_MAX_CHARS,
     ) -> None:
+        self.entry_max = entry_max  # a set-aside copy longer than this is dropped, not copied
+        self._generations: Dict[str, Tuple[int, int]] = {}  # name -> (generation, parts) of a record in parts
+        self._parts_written: Dict[str, float] = {}  # name -> when a record was last written in parts
         self._get = get
         self._put = put
         self._log = log
@@ -52,10 +72,56 @@ class VersionedRecords:
         if raw is None or raw == "":
             return default()
         try:
+            raw = self._joined(name, raw)
+        except TornRecord as exc:
+            return self._unusable(name, str(raw), "is in parts that do not fit together ({})".format(exc), default)
+        except Exception as exc:  # a part that cannot be read: read again next start
+            self._problem(
+                "cannot read the parts of {} ({}: {}); starting it empty".format(key, type(exc).__name__, exc)
+            )
+            return default()
+        try:
             return self._decode(name, raw, clean, default)
         except Exception as exc:  # a bug in a check must not stop serve() either
             self._problem("{} could not be read ({}: {}); starting it empty".format(key, type(exc).__name__, exc))
             return default()
+
+    def _joined(self, name: str, raw: Any) -> Any:
+        """The record's text: `raw` itself, or when it is the head of a record in parts, the parts put
+        together (and what is left of the other generation deleted)."""
+        if not isinstance(raw, str) or len(raw) > HEAD_MAX_CHARS:
+            return raw
+        try:
+            head = json.loads(raw)
+        except ValueError:
+            return raw
+        if not isinstance(head, dict) or "parts" not in head:
+            return raw
+        fields: List[Any] = [head.get("generation"), head.get("parts"), head.get("chars")]
+        if fields[0] not in (0, 1) or not all(records.is_int(f) and f >= 1 for f in fields[1:]):
+            raise TornRecord("a head of generation {!r}, {!r} parts".format(fields[0], fields[1]))
+        generation, parts, chars = (int(f) for f in fields)
+        self._generations[name] = (generation, parts)
+        self._delete_parts(name, 1 - generation, None)
+        pieces = [self._get(self._part_key(name, generation, i)) for i in range(parts)]
+        missing = [i for i, piece in enumerate(pieces) if not isinstance(piece, str)]
+        if missing:
+            raise TornRecord("part {} of {} is missing".format(missing[0], parts))
+        text = "".join(pieces)  # type: ignore[arg-type]
+        if len(text) != chars:
+            raise TornRecord("{} characters where the head says {}".format(len(text), chars))
+        return text
+
+    def _part_key(self, name: str, generation: int, i: int) -> str:
+        return "{}{}{}{}/{}".format(PREFIX, name, PARTS, generation, i)
+
+    def _delete_parts(self, name: str, generation: int, count: Optional[int]) -> None:
+        """Delete the parts of one generation: `count` of them, or (None) up to the first one missing."""
+        for i in range(PARTS_PROBED if count is None else count):
+            key = self._part_key(name, generation, i)
+            if count is None and not self._get(key):
+                return
+            self._put(key, None)
 
     def _decode(self, name: str, raw: Any, clean: Callable[[Any], records.Cleaned], default: Callable[[], Any]) -> Any:
         key = PREFIX + name
@@ -110,7 +176,7 @@ class VersionedRecords:
 
     def _set_aside(self, name: str, text: str) -> str:
         """Copy a record to bench/aside/<name>/<time>; returns what happened, for the log line."""
-        if len(text) > ASIDE_MAX_CHARS:
+        if len(text) > self.entry_max:
             return "dropped it ({} characters: too large to set aside)".format(len(text))
         try:
             with self._lock:
@@ -149,26 +215,50 @@ class VersionedRecords:
 
     # ----- writing ------------------------------------------------------------------------------
 
-    def save(self, name: str, value: Any, strict: bool = False) -> None:
-        """Write one record in its envelope. A failure is a log line: the next save tries again; with
-        strict, it is raised too (for a record that must be stored before what it records is done)."""
+    def save(self, name: str, value: Any, strict: bool = False, throttled: bool = False) -> int:
+        """Write one record in its envelope, in parts when it is longer than entry_max; returns the entries
+        it took (0 when it failed or was throttled: a record last written in parts is then not written again
+        within LARGE_SAVE_INTERVAL). A failure is a log line: the next save tries again; with strict, it is
+        raised too (for a record that must be stored before what it records is done)."""
+        if throttled and 0 <= self._clock() - self._parts_written.get(name, -LARGE_SAVE_INTERVAL) < LARGE_SAVE_INTERVAL:
+            return 0
         try:
             with self._lock:  # run threads change these while others save them
                 text = json.dumps({"version": records.VERSION, "data": value}, sort_keys=True)
-            self._put(PREFIX + name, text)
+            return self._write(name, text)
         except Exception as exc:
             self._log.error("perfwatch: cannot save %s%s (%s: %s)", PREFIX, name, type(exc).__name__, exc)
             if strict:
                 raise
+            return 0
 
-    def bound(self, what: str, mapping: Dict[str, Any]) -> None:
-        """Trim a mapping to records.MAX_KEYS keys, with a log line naming what was dropped."""
+    def _write(self, name: str, text: str) -> int:
+        if len(text) <= self.entry_max:
+            self._put(PREFIX + name, text)
+            self._parts_written.pop(name, None)
+            old = self._generations.pop(name, None)
+            if old is not None:
+                self._delete_parts(name, *old)
+            return 1
+        old_generation, old_parts = self._generations.get(name, (1, 0))
+        generation = 1 - old_generation
+        pieces = [text[i : i + self.entry_max] for i in range(0, len(text), self.entry_max)]
+        for i, piece in enumerate(pieces):
+            self._put(self._part_key(name, generation, i), piece)
+        head = {"version": records.VERSION, "parts": len(pieces), "generation": generation, "chars": len(text)}
+        self._put(PREFIX + name, json.dumps(head, sort_keys=True))
+        self._generations[name] = (generation, len(pieces))
+        self._parts_written[name] = self._clock()
+        self._delete_parts(name, old_generation, old_parts)
+        return len(pieces) + 1
+
+    def bound(self, what: str, mapping: Dict[str, Any], limit: Optional[int] = None) -> None:
+        """Trim a mapping to `limit` (records.MAX_KEYS) keys, with a log line naming what was dropped."""
+        limit = records.MAX_KEYS if limit is None else limit
         with self._lock:
-            extra = records.bound(mapping)
+            extra = records.bound(mapping, limit)
         if extra:
-            self._log.warning(
-                "perfwatch: %s beyond %d keys: dropped %d%s", what, records.MAX_KEYS, len(extra), sample(extra)
-            )
+            self._log.warning("perfwatch: %s beyond %d keys: dropped %d%s", what, limit, len(extra), sample(extra))
 
 
 def sample(items: List[str], n: int = 3) -> str:
