@@ -203,3 +203,23 @@ def test_shrinking_a_run_keeps_the_most_results_that_fit() -> None:
 )
 def test_the_entry_size_follows_the_mons_limit_as_the_mgr_sees_it(limit: Any, chars: int) -> None:
     assert records.entry_max_for(limit) == chars
+
+
+@pytest.mark.parametrize(
+    "head",
+    [
+        {"version": 2, "parts": 10**9, "generation": 0, "chars": 10},  # would be a billion reads
+        {"version": 2, "parts": 2, "generation": 7, "chars": 10},
+        {"version": 2, "parts": 0, "generation": 0, "chars": 0},
+        {"version": 2, "parts": "2", "generation": 0, "chars": 10},
+        {"version": 2, "parts": 1, "generation": 0, "chars": 999},  # the parts are shorter
+    ],
+)
+def test_a_planted_or_broken_head_is_one_problem_not_a_stall(head: dict[str, Any]) -> None:
+    kv = MonStore(records.ENTRY_MAX_CHARS)
+    kv[PREFIX + "baselines"] = json.dumps(head)
+    kv[PREFIX + "baselines" + PARTS + "0/0"] = '{"version": 2, "data": {}}'
+    log = Log()
+    store = store_of(kv, log=log)
+    assert store.baselines() == {}
+    assert len(log.problems()) == 1 and "parts" in log.problems()[0], log.problems()

@@ -30,7 +30,10 @@ PARTS = ".parts/"
 # mons' consensus. A failover loses the values of the rounds since: a few of each rolling median's window.
 LARGE_SAVE_INTERVAL = 300.0
 HEAD_MAX_CHARS = 200  # a head of parts is shorter; a record this short is parsed twice when read
-PARTS_PROBED = 100000  # leftover parts of an unknown count are deleted up to the first one missing, at most this
+# A record in at most this many parts (the baselines of 10,000 OSDs take about 15 of 60,000 characters); a
+# head that claims more is broken, not read part by part. Leftover parts of an unknown count are deleted up
+# to the first one missing, at most this many.
+PARTS_MAX = 1000
 
 
 class TornRecord(Exception):
@@ -98,7 +101,11 @@ class VersionedRecords:
         if not isinstance(head, dict) or "parts" not in head:
             return raw
         fields: List[Any] = [head.get("generation"), head.get("parts"), head.get("chars")]
-        if fields[0] not in (0, 1) or not all(records.is_int(f) and f >= 1 for f in fields[1:]):
+        if (
+            fields[0] not in (0, 1)
+            or not all(records.is_int(f) and f >= 1 for f in fields[1:])
+            or fields[1] > PARTS_MAX
+        ):
             raise TornRecord("a head of generation {!r}, {!r} parts".format(fields[0], fields[1]))
         generation, parts, chars = (int(f) for f in fields)
         self._generations[name] = (generation, parts)
@@ -117,7 +124,7 @@ class VersionedRecords:
 
     def _delete_parts(self, name: str, generation: int, count: Optional[int]) -> None:
         """Delete the parts of one generation: `count` of them, or (None) up to the first one missing."""
-        for i in range(PARTS_PROBED if count is None else count):
+        for i in range(PARTS_MAX if count is None else min(count, PARTS_MAX)):
             key = self._part_key(name, generation, i)
             if count is None and not self._get(key):
                 return
@@ -243,6 +250,8 @@ class VersionedRecords:
         old_generation, old_parts = self._generations.get(name, (1, 0))
         generation = 1 - old_generation
         pieces = [text[i : i + self.entry_max] for i in range(0, len(text), self.entry_max)]
+        if len(pieces) > PARTS_MAX:
+            raise ValueError("{} characters: more than {} entries".format(len(text), PARTS_MAX))
         for i, piece in enumerate(pieces):
             self._put(self._part_key(name, generation, i), piece)
         head = {"version": records.VERSION, "parts": len(pieces), "generation": generation, "chars": len(text)}
