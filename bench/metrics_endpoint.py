@@ -41,6 +41,7 @@ from perfwatch.server import HttpServer  # noqa: E402
 from perfwatch.web import active_app  # noqa: E402
 
 FIXTURES = REPO / "tests" / "fixtures"
+CYCLES = 5  # timed collection cycles per size
 
 
 class RecordedAdapter(CephAdapter):
@@ -95,9 +96,13 @@ def simulated(sizes: list[int], scrapes: int, source: str, baselines: bool) -> N
         judged = time.process_time() - j0
         collector = Collector(RecordedAdapter(n), extra_samples=lambda b=board: b.samples({}, 3, baselines))
         settings = Settings(request_timeout=10, max_in_flight=8, read_osds=source == "module")
-        cpu0, wall0 = time.process_time(), time.perf_counter()
-        collector.collect(settings)
-        cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
+        cpus, walls = [], []
+        for _ in range(CYCLES):
+            cpu0, wall0 = time.process_time(), time.perf_counter()
+            collector.collect(settings)
+            cpus.append(time.process_time() - cpu0)
+            walls.append(time.perf_counter() - wall0)
+        cpu, wall = statistics.median(cpus), statistics.median(walls)
         tracemalloc.start()  # a second cycle, traced: tracing slows it down several times
         collector.collect(settings)
         held, peak = tracemalloc.get_traced_memory()
@@ -124,8 +129,8 @@ def simulated(sizes: list[int], scrapes: int, source: str, baselines: bool) -> N
             server.stop()
         samples_out = sum(1 for line in entry.text.splitlines() if line and not line.startswith(b"#"))
         print(
-            f"  {n:>6} OSDs: cycle CPU {cpu:.2f} s ({cpu / 30 * 100:.1f} % of a core at collect_interval 30 s), "
-            f"wall {wall:.2f} s{render}\n"
+            f"  {n:>6} OSDs: cycle CPU median {cpu:.2f} s of {CYCLES} (min {min(cpus):.2f}, max {max(cpus):.2f}): "
+            f"{cpu / 30 * 100:.1f} % of a core at collect_interval 30 s; wall {wall:.2f} s{render}\n"
             f"          judging a net probe round ({2 * n} results against the baselines): {judged:.2f} s CPU\n"
             f"          {samples_out} samples; Python heap the output holds {held / 1e6:.0f} MB, peak in a cycle "
             f"{peak / 1e6:.0f} MB\n"

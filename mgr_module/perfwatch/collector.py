@@ -26,9 +26,6 @@ from .metric_families import (
 from .metrics_cache import MetricsCache
 from .metrics_model import Sample
 
-PERF_DUMP = {"prefix": "perf dump", "format": "json"}
-DUMP_MEMPOOLS = {"prefix": "dump_mempools", "format": "json"}
-
 
 class Settings(NamedTuple):
     request_timeout: float
@@ -82,13 +79,12 @@ class Collector:
     def _read_osd(self, osd_id: int, timeout: float) -> OsdReading:
         daemon = "osd.{}".format(osd_id)
         try:
-            dump = self.adapter.tell_osd(osd_id, PERF_DUMP, timeout)
-            mempools = self.adapter.tell_osd(osd_id, DUMP_MEMPOOLS, timeout)
-            if not isinstance(dump, dict) or not isinstance(mempools, dict):
-                raise FetchError(REASON_DECODE, "answer is not a JSON object")
-            got = counters.extract_detail(counters.OSD_SPECS, dump, daemon)
-            samples = got.samples + counters.extract_mempools(mempools, daemon)
-            return OsdReading(daemon, samples, got.missing, None, tuple(got.unavailable))
+            dump = self.adapter.tell_osd(osd_id, counters.PERF_DUMP, timeout)
+            mempools = self.adapter.tell_osd(osd_id, counters.DUMP_MEMPOOLS, timeout)
+            got = counters.osd_counters(dump, mempools, daemon)
+            return OsdReading(daemon, got.samples, got.missing, None, tuple(got.unavailable))
+        except counters.NotAnObject as exc:
+            return OsdReading(daemon, [], [], FetchError(REASON_DECODE, str(exc)))
         except FetchError as exc:
             return OsdReading(daemon, [], [], exc)
         except Exception as exc:  # a bug or surprise in one OSD's data must not end the cycle
