@@ -109,6 +109,7 @@ class Module(SecretsCommands, MgrModule):
             cfg.baseline_window,
             self.log,
             entry_max=records.entry_max_for(bench_adapter.store_entry_limit()),
+            keys=bench_adapter.store_keys,
         )
         self.board = board = ResultBoard(
             store, device_classes=lambda: {o.id: o.device_class for o in bench_adapter.osd_infos()}

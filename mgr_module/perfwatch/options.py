@@ -181,8 +181,8 @@ BENCH_OPTIONS: List[OptionSpec] = [
         "desc": "Export each result's baseline beside it (one more series per OSD and benchmark metric)",
         "long_desc": "Off: the endpoint carries each OSD's last results and its regressions, not their "
         "baselines (six series fewer per OSD, 60,000 at 10,000 OSDs); regressions are judged and flagged all "
-        "the same, and 'ceph perfwatch bench status' shows the baselines. For large clusters, beside "
-        "daemon_counters_source=exporters.",
+        "the same, but the rules' ratios of results to baselines and the dashboards' baseline lines stay "
+        "empty. For large clusters, beside daemon_counters_source=exporters.",
     },
     _int(
         "probe_regression_runs",

@@ -178,6 +178,11 @@ def test_what_the_module_shows_of_its_history_survives_a_failover_past_the_mons_
         stored = lab.ceph("config-key", "dump", "mgr/perfwatch/")
         too_long = {k: len(v) for k, v in stored.items() if len(v) > limit}
         assert not too_long, too_long
+        for key in (k for k in stored if ".parts/" in k):  # every part is one its record's head names
+            record, _, where = key.partition(".parts/")
+            head = json.loads(stored[record])
+            generation, index = (int(n) for n in where.split("/"))
+            assert generation == head["generation"] and index < head["parts"], (key, head)
         wait_until(lambda: lab.ceph("mgr", "stat")["num_standby"] == 1, 60, f"mgr.{old_active} back as standby")
         second = lab.ceph("mgr", "stat")["active_name"]
         lab.ceph("mgr", "fail", second, as_json=False)

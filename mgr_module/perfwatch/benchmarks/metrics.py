@@ -76,6 +76,9 @@ def result_samples(
             out.append(Sample(mf.BENCH_BASELINE[unit], "", labels, base))
         if key in flagged:  # only while it is one: a 0 per OSD and metric was 60,000 series at 10,000 OSDs
             out.append(Sample(mf.BENCH_IS_REGRESSION, "", labels, 1.0))
+    for key in sorted(flagged - set(last)):  # a regression whose result the board lost with a failover
+        kind, metric, osd = split_key(key)
+        out.append(Sample(mf.BENCH_IS_REGRESSION, "", _labels(kind, metric, osd), 1.0))
     for kind in sorted(last_run):
         out.append(Sample(mf.BENCH_LAST_RUN, "", (("kind", kind),), round(last_run[kind], 3)))
     for key in sorted(outcomes):

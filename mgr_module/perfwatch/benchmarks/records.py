@@ -29,19 +29,20 @@ ENTRY_MAX_CHARS = 60000
 
 def entry_max_for(limit: Any) -> int:
     """The characters to write per entry for the mons' mon_config_key_max_entry_size as the mgr sees it
-    (None, or anything not a size, when it cannot tell): within it by 512, at most ENTRY_MAX_CHARS, at least 1024."""
+    (None, or anything not a size, when it cannot tell): within it by 512, at most ENTRY_MAX_CHARS; half of it
+    when it is under 2 KiB (at least 64)."""
     if isinstance(limit, str) and limit.strip().isdigit():
         limit = int(limit)
     if not is_int(limit):
         return ENTRY_MAX_CHARS
-    return min(ENTRY_MAX_CHARS, max(1024, limit - 512))
+    return min(ENTRY_MAX_CHARS, limit - 512 if limit >= 2048 else max(64, limit // 2))
 
 
 MAX_SCRATCH_ENTRIES = 100  # per run: a kind registers one or two
 MAX_HISTORY = 1000  # per kind; the history_limit option's maximum
 
 # "osd/write_iops_4k/osd.3", "rgw/s3_put_latency/-": what Measurement.key makes and split_key reads.
-RESULT_KEY = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+/(-|osd\.[0-9]+)$")
+RESULT_KEY = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+/(-|osd\.(0|[1-9][0-9]*))$")  # one spelling per OSD
 NAME = re.compile(r"^[A-Za-z0-9_.-]+$")  # a kind or a metric name
 # run.new_run_id: "<kind>-YYYYmmddTHHMMSS-xxxx"; also found inside "perfwatch.<run id>" image names.
 RUN_ID = re.compile(r"(?<![A-Za-z0-9_])([a-z][a-z0-9_]{0,31})-([0-9]{8}T[0-9]{6})-([0-9a-f]{4})(?![A-Za-z0-9])")

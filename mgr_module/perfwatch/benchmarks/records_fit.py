@@ -61,8 +61,40 @@ def fit_runs(runs: List[Dict[str, Any]], max_chars: int) -> List[Dict[str, Any]]
 
 
 def fit_running(running: Dict[str, Dict[str, Any]], max_chars: int) -> Dict[str, Dict[str, Any]]:
-    """The runs in progress (run id -> record), each within an equal share of max_chars."""
-    if not running or size(running) <= max_chars - OVERHEAD:
-        return running
-    share = (max_chars - OVERHEAD) // len(running) - 2 * OVERHEAD
-    return {run_id: shrink_run(run, share) for run_id, run in running.items()}
+    """The runs in progress (run id -> record), each within an equal share of max_chars, smaller shares
+    until they fit together (or each is bare: then the record takes several entries)."""
+    budget = max_chars - OVERHEAD
+    share = budget // max(1, len(running))
+    fitted = running
+    while size(fitted) > budget and share > 0:
+        fitted = {run_id: shrink_run(run, share) for run_id, run in running.items()}
+        share = share * 3 // 4
+    return fitted
+
+
+def fit_values(history: Dict[str, List[float]], max_chars: int) -> Dict[str, List[float]]:
+    """Baselines (result key -> recent values, oldest first) within max_chars: the newest values of each
+    key, as many as fit for every key alike (at least one). Written as they are when they fit."""
+    total = size(history)
+    if total <= max_chars - OVERHEAD:
+        return history
+    longest = max(len(values) for values in history.values())
+    keep = max(1, longest * (max_chars - OVERHEAD) // total)
+    while keep > 1 and size({k: v[-keep:] for k, v in history.items()}) > max_chars - OVERHEAD:
+        keep -= 1
+    return {key: values[-keep:] for key, values in history.items()}
+
+
+def fit_keys(mapping: Dict[str, Any], max_chars: int) -> Dict[str, Any]:
+    """A mapping within max_chars: its first keys in sorted order that fit, the mapping itself when it fits."""
+    if size(mapping) <= max_chars - OVERHEAD:
+        return mapping
+    out: Dict[str, Any] = {}
+    used = 2
+    for key in sorted(mapping):
+        need = size({key: mapping[key]})
+        if used + need > max_chars - OVERHEAD:
+            break
+        out[key] = mapping[key]
+        used += need
+    return out

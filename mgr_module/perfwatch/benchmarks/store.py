@@ -38,11 +38,12 @@ class BenchStore:
         log: Any = None,
         clock: Callable[[], float] = time.time,
         entry_max: int = records.ENTRY_MAX_CHARS,
+        keys: Optional[Callable[[str], Optional[List[str]]]] = None,
     ) -> None:
         self._log = log if log is not None else logging.getLogger(__name__)
         self._lock = threading.RLock()
         self._clock = clock
-        self._records = VersionedRecords(get, put, self._log, clock, self._lock, entry_max)  # see records.entry_max_for
+        self._records = VersionedRecords(get, put, self._log, clock, self._lock, entry_max, keys)
         load = self._records.load
         self.history_limit = min(max(1, history_limit), records.MAX_HISTORY)
         self._baselines = Baselines(max(1, window), load("baselines", records_state.clean_baselines, dict))
@@ -174,19 +175,18 @@ class BenchStore:
                 self._regressions.pop(key, None)
                 self._streaks.pop(key, None)
         self.save_baselines(now=True)
-        self.save_regressions()
+        self.save_regressions(now=True)
 
     def save_baselines(self, now: bool = False) -> None:
-        """Written at most every versioned.LARGE_SAVE_INTERVAL once in parts, unless `now` (an operator's
-        reset must outlive a failover)."""
+        """Once in parts, at most every versioned.LARGE_SAVE_INTERVAL unless `now` (an operator's reset)."""
         self._records.bound("baselines", self._baselines.history, records.MAX_RESULT_KEYS)
-        self._records.save("baselines", self._baselines.history, throttled=not now)
+        fitted = records_fit.fit_values(self._baselines.history, self._records.record_max)
+        self._records.save("baselines", fitted, throttled=not now)
 
-    def save_regressions(self) -> None:
-        self._records.bound("regressions", self._regressions, records.MAX_RESULT_KEYS)
-        self._records.bound("streaks", self._streaks, records.MAX_RESULT_KEYS)
-        self._save("regressions", self._regressions)
-        self._save("streaks", self._streaks)
+    def save_regressions(self, now: bool = False) -> None:
+        for name, mapping in (("regressions", self._regressions), ("streaks", self._streaks)):
+            self._records.bound(name, mapping, records.MAX_RESULT_KEYS)
+            self._records.save(name, records_fit.fit_keys(mapping, self._records.record_max), throttled=not now)
 
     # ----- scratch and runs in progress -----------------------------------------------------------------
 

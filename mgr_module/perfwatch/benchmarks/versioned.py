@@ -5,39 +5,27 @@ record is migrated; a newer, unreadable or wrongly shaped one is copied to "benc
 most ASIDE_MAX of them, none longer than one entry; never read again) and replaced by what could be
 kept of it, with one log line. Run ids named by broken scratch material are collected in `found`.
 
-A record longer than one entry of the store (entry_max, records.ENTRY_MAX_CHARS: the mons refuse larger
-ones) is written in parts, "bench/<name>.parts/<generation>/<i>", and "bench/<name>" then holds only
-{"version", "parts", "generation", "chars"}. The parts of the new generation are written before that head,
-and the old generation's are deleted after it: a mgr that dies in between leaves the old record whole, and
-the next reader deletes what is left of the other generation.
+A record longer than one entry of the store is written in parts (record_parts.py); one that takes
+several is written at most every LARGE_SAVE_INTERVAL seconds when the caller says it may wait.
 """
 
 import json
 import threading
 import time
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional
 
 from . import records
+from .record_parts import PARTS_MAX, Parts, TornRecord
 
 PREFIX = "bench/"
 ASIDE_PREFIX = PREFIX + "aside/"
 ASIDE_INDEX = "aside_index"
 ASIDE_MAX = 20  # records kept aside; the oldest is deleted when one more comes
 PROBLEMS_KEPT = 20
-PARTS = ".parts/"
 # Seconds between two throttled writes of a record in parts (the baselines of a large cluster: about 55
 # entries, 3.3 MB, at 10,000 OSDs): every light probe round changes them, and each write goes through the
 # mons' consensus. A failover loses the values of the rounds since: a few of each rolling median's window.
 LARGE_SAVE_INTERVAL = 300.0
-HEAD_MAX_CHARS = 200  # a head of parts is shorter; a record this short is parsed twice when read
-# A record in at most this many parts (the baselines of 10,000 OSDs take about 15 of 60,000 characters); a
-# head that claims more is broken, not read part by part. Leftover parts of an unknown count are deleted up
-# to the first one missing, at most this many.
-PARTS_MAX = 1000
-
-
-class TornRecord(Exception):
-    """A record in parts that cannot be put together: its head is broken or a part is missing."""
 
 
 class VersionedRecords:
@@ -49,9 +37,12 @@ class VersionedRecords:
         clock: Callable[[], float],
         lock: "threading.RLock",
         entry_max: int = records.ENTRY_MAX_CHARS,
+        keys: Optional[Callable[[str], Optional[List[str]]]] = None,
     ) -> None:
+        """keys(prefix): the store's keys that start with prefix, when the store can list them."""
         self.entry_max = entry_max  # a set-aside copy longer than this is dropped, not copied
-        self._generations: Dict[str, Tuple[int, int]] = {}  # name -> (generation, parts) of a record in parts
+        self._parts = Parts(get, put, keys, entry_max)
+        self.record_max = PARTS_MAX * entry_max  # the longest record it writes; callers fit theirs within
         self._parts_written: Dict[str, float] = {}  # name -> when a record was last written in parts
         self._get = get
         self._put = put
@@ -75,9 +66,11 @@ class VersionedRecords:
         if raw is None or raw == "":
             return default()
         try:
-            raw = self._joined(name, raw)
-        except TornRecord as exc:
-            return self._unusable(name, str(raw), "is in parts that do not fit together ({})".format(exc), default)
+            raw = self._parts.joined(key, raw)
+        except TornRecord as exc:  # what its parts that could be read say (run ids of scratch, for cleanup)
+            why = "is in parts that do not fit together ({})".format(exc)
+            self._parts.forget(key)
+            return self._unusable(name, exc.partial or str(raw), why, default)
         except Exception as exc:  # a part that cannot be read: read again next start
             self._problem(
                 "cannot read the parts of {} ({}: {}); starting it empty".format(key, type(exc).__name__, exc)
@@ -88,47 +81,6 @@ class VersionedRecords:
         except Exception as exc:  # a bug in a check must not stop serve() either
             self._problem("{} could not be read ({}: {}); starting it empty".format(key, type(exc).__name__, exc))
             return default()
-
-    def _joined(self, name: str, raw: Any) -> Any:
-        """The record's text: `raw` itself, or when it is the head of a record in parts, the parts put
-        together (and what is left of the other generation deleted)."""
-        if not isinstance(raw, str) or len(raw) > HEAD_MAX_CHARS:
-            return raw
-        try:
-            head = json.loads(raw)
-        except ValueError:
-            return raw
-        if not isinstance(head, dict) or "parts" not in head:
-            return raw
-        fields: List[Any] = [head.get("generation"), head.get("parts"), head.get("chars")]
-        if (
-            fields[0] not in (0, 1)
-            or not all(records.is_int(f) and f >= 1 for f in fields[1:])
-            or fields[1] > PARTS_MAX
-        ):
-            raise TornRecord("a head of generation {!r}, {!r} parts".format(fields[0], fields[1]))
-        generation, parts, chars = (int(f) for f in fields)
-        self._generations[name] = (generation, parts)
-        self._delete_parts(name, 1 - generation, None)
-        pieces = [self._get(self._part_key(name, generation, i)) for i in range(parts)]
-        missing = [i for i, piece in enumerate(pieces) if not isinstance(piece, str)]
-        if missing:
-            raise TornRecord("part {} of {} is missing".format(missing[0], parts))
-        text = "".join(pieces)  # type: ignore[arg-type]
-        if len(text) != chars:
-            raise TornRecord("{} characters where the head says {}".format(len(text), chars))
-        return text
-
-    def _part_key(self, name: str, generation: int, i: int) -> str:
-        return "{}{}{}{}/{}".format(PREFIX, name, PARTS, generation, i)
-
-    def _delete_parts(self, name: str, generation: int, count: Optional[int]) -> None:
-        """Delete the parts of one generation: `count` of them, or (None) up to the first one missing."""
-        for i in range(PARTS_MAX if count is None else min(count, PARTS_MAX)):
-            key = self._part_key(name, generation, i)
-            if count is None and not self._get(key):
-                return
-            self._put(key, None)
 
     def _decode(self, name: str, raw: Any, clean: Callable[[Any], records.Cleaned], default: Callable[[], Any]) -> Any:
         key = PREFIX + name
@@ -207,6 +159,10 @@ class VersionedRecords:
     def _aside_index(self) -> List[str]:
         if self._aside is None:
             raw = self._get(PREFIX + ASIDE_INDEX)  # may raise: then read again next time
+            try:
+                raw = self._parts.joined(PREFIX + ASIDE_INDEX, raw)
+            except TornRecord:
+                raw = None
             self._aside = []
             if raw:
                 try:
@@ -240,26 +196,12 @@ class VersionedRecords:
             return 0
 
     def _write(self, name: str, text: str) -> int:
-        if len(text) <= self.entry_max:
-            self._put(PREFIX + name, text)
+        entries = self._parts.write(PREFIX + name, text)
+        if entries > 1:
+            self._parts_written[name] = self._clock()
+        else:
             self._parts_written.pop(name, None)
-            old = self._generations.pop(name, None)
-            if old is not None:
-                self._delete_parts(name, *old)
-            return 1
-        old_generation, old_parts = self._generations.get(name, (1, 0))
-        generation = 1 - old_generation
-        pieces = [text[i : i + self.entry_max] for i in range(0, len(text), self.entry_max)]
-        if len(pieces) > PARTS_MAX:
-            raise ValueError("{} characters: more than {} entries".format(len(text), PARTS_MAX))
-        for i, piece in enumerate(pieces):
-            self._put(self._part_key(name, generation, i), piece)
-        head = {"version": records.VERSION, "parts": len(pieces), "generation": generation, "chars": len(text)}
-        self._put(PREFIX + name, json.dumps(head, sort_keys=True))
-        self._generations[name] = (generation, len(pieces))
-        self._parts_written[name] = self._clock()
-        self._delete_parts(name, old_generation, old_parts)
-        return len(pieces) + 1
+        return entries
 
     def bound(self, what: str, mapping: Dict[str, Any], limit: Optional[int] = None) -> None:
         """Trim a mapping to `limit` (records.MAX_KEYS) keys, with a log line naming what was dropped."""
