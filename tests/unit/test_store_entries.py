@@ -373,3 +373,19 @@ def test_a_regression_whose_result_was_lost_is_still_flagged() -> None:
 def test_an_osd_id_has_one_spelling_in_a_result_key() -> None:
     assert records.RESULT_KEY.match("net/ping_back/osd.30") and records.RESULT_KEY.match("rgw/x/-")
     assert not records.RESULT_KEY.match("net/ping_back/osd.03")
+
+
+def test_every_osds_last_result_outlives_a_failover_when_the_history_keeps_only_part_of_the_run() -> None:
+    from perfwatch.benchmarks.result_board import ResultBoard
+
+    kv = MonStore(records.ENTRY_MAX_CHARS)
+    store = store_of(kv)
+    board = ResultBoard(store, kinds=["osd"])
+    run = Run("osd-20240501T120000-0000", "osd", True, {}, list(range(10_000)), "schedule")
+    run.measurements = [Measurement("osd", "write_iops_4k", osd, 300.0 + osd % 50, "iops") for osd in range(10_000)]
+    run.state, run.progress, run.ended_at = "done", 1.0, 1714564800.0
+    store.add_run(run.to_dict())
+    board.on_finished(run)
+    assert store.history("osd")[-1]["results_omitted"] > 9_000, "the history keeps only part of the run"
+    again = ResultBoard(store_of(kv), kinds=["osd"])  # the next active mgr
+    assert again.last_results() == board.last_results() and len(again.last_results()) == 10_000

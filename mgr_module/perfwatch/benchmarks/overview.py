@@ -25,7 +25,7 @@ def history(
     records = [r for k in chosen for r in store.history(k)]
     if osd is not None:
         records = [
-            dict(r, results=[m for m in r["results"] if m.get("osd") == osd], results_omitted=0)
+            dict(r, results=[m for m in r["results"] if m.get("osd") == osd])
             for r in records
             if osd in r.get("osds", []) or any(m.get("osd") == osd for m in r.get("results", []))
         ]

@@ -73,6 +73,17 @@ def clean_streaks(data: Any) -> records.Cleaned:
     return records.clean_entries(data, "streaks", problem, records.MAX_RESULT_KEYS)
 
 
+def clean_last_results(data: Any) -> records.Cleaned:
+    """bench/last_results: result key -> [value, unit] of its latest result."""
+
+    def problem(key: str, value: Any) -> Optional[str]:
+        good = records.RESULT_KEY.match(key) and isinstance(value, list) and len(value) == 2
+        good = good and records.is_number(value[0]) and value[1] in UNITS
+        return None if good else "last result {!r}: {!r}".format(key, value)
+
+    return records.clean_entries(data, "last results", problem, records.MAX_RESULT_KEYS)
+
+
 def clean_last_run(data: Any) -> records.Cleaned:
     """bench/last_run: kind -> when its last run ended (epoch seconds)."""
 

@@ -68,9 +68,9 @@ class BenchStore:
         self._history: Dict[str, List[Dict[str, Any]]] = {}
 
     @property
-    def problems(self) -> List[str]:
-        """The last few load problems, as logged."""
-        return list(self._records.problems)
+    def records(self) -> VersionedRecords:
+        """Where another part's record is kept too (result_board.py: the last result of each key)."""
+        return self._records
 
     def _save(self, name: str, value: Any) -> int:
         return self._records.save(name, value)
