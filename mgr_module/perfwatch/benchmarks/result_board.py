@@ -26,8 +26,8 @@ class ResultBoard:
     ) -> None:
         """Starts with the last result of each key as last stored, then those of each kind's last run in the
         store's history (a failover keeps them; kinds: their names, those of kinds.KINDS when None); the
-        histograms start empty (they reset with the mgr). device_classes: OSD id -> CRUSH device class now, read once per light probe finished
-        (its histograms are per class); none: every OSD in class ""."""
+        histograms start empty (they reset with the mgr). device_classes: OSD id -> CRUSH device class
+        now, read once per light probe finished (its histograms are per class); none: every OSD in class ""."""
         self._store = store
         self._device_classes = device_classes or dict
         self._lock = threading.Lock()
