@@ -66,6 +66,26 @@ def store_rules(p: Profile) -> list[Rule]:
             "cluster:ceph_perfwatch_bucket_index_latency:seconds",
             by(f"{CLUSTER}, metric", "max", sel("ceph_perfwatch_bench_latency_seconds", mod, p.bucket_index_selector)),
         ),
+        # each result's performance against its own baseline (1 = as usual; below 1 worse: latencies are
+        # inverted), what the module judges regressions by; derived here, not exported per OSD
+        rule(
+            "cluster:ceph_perfwatch_bench_performance:ratio_baseline",
+            by(
+                f"{CLUSTER}, ceph_daemon, kind, metric",
+                "max",
+                "\nor ".join(
+                    f"{sel(num, mod)}\n/ ({sel(den, mod)} > 0)"
+                    for num, den in (
+                        ("ceph_perfwatch_bench_iops", "ceph_perfwatch_bench_baseline_iops"),
+                        (
+                            "ceph_perfwatch_bench_throughput_bytes_per_second",
+                            "ceph_perfwatch_bench_baseline_throughput_bytes_per_second",
+                        ),
+                        ("ceph_perfwatch_bench_baseline_latency_seconds", "ceph_perfwatch_bench_latency_seconds"),
+                    )
+                ),
+            ),
+        ),
         rule(
             "cluster:ceph_perfwatch_bench_regression:bool",
             by(f"{CLUSTER}, ceph_daemon, kind, metric", "max", sel("ceph_perfwatch_bench_regression", mod)),

@@ -1,12 +1,14 @@
 """Figures for the module's metrics path.
 
 (a) simulated clusters (1,000 / 5,000 / 10,000 OSDs; a fake adapter answering with a recorded Pacific
-    payload, decoded from JSON as the real adapter does): collector CPU and wall time per cycle, the
-    render+gzip part of it, body sizes, and scrape latency through the real HTTP server;
+    payload, decoded from JSON as the real adapter does; each OSD with its two addresses and a result of
+    every benchmark kind that measures OSDs, bench/synthetic_module.py): collector CPU and wall time per
+    cycle, the render+gzip part of it, samples, body sizes, the Python heap the cycle's output holds, and
+    scrape latency through the real HTTP server;
 (b) on a running lab: our /metrics beside Ceph's prometheus module /metrics, same cluster, one run.
 
 Usage: .venv/bin/python bench/metrics_endpoint.py [--sizes 1000,5000,10000] [--scrapes 20] [--lab-dir .lab]
-                                                  [--source module|exporters]
+                                                  [--source module|exporters] [--no-baselines]
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import logging
 import statistics
 import sys
 import time
+import tracemalloc
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -24,10 +27,13 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(REPO), str(REPO / "mgr_module")]
 
+from synthetic_module import filled_board, osd_addresses  # noqa: E402
+
 from lab import cephcli  # noqa: E402
 from lab.cluster import Lab  # noqa: E402
 from perfwatch import counters, exposition  # noqa: E402
 from perfwatch.adapter import CephAdapter  # noqa: E402
+from perfwatch.benchmarks.results import Measurement  # noqa: E402
 from perfwatch.collector import Collector, Settings  # noqa: E402
 from perfwatch.metric_families import MODULE_REGISTRY  # noqa: E402
 from perfwatch.osd_networks import OsdNetwork  # noqa: E402
@@ -35,6 +41,7 @@ from perfwatch.server import HttpServer  # noqa: E402
 from perfwatch.web import active_app  # noqa: E402
 
 FIXTURES = REPO / "tests" / "fixtures"
+CYCLES = 5  # timed collection cycles per size
 
 
 class RecordedAdapter(CephAdapter):
@@ -55,11 +62,7 @@ class RecordedAdapter(CephAdapter):
         return {}
 
     def osd_networks(self) -> list[OsdNetwork]:
-        return [
-            OsdNetwork(i, net, f"10.{k}.{i // 250}.{i % 250}", f"eth{k}")
-            for i in range(self.n)
-            for k, net in enumerate(("public", "cluster"))
-        ]
+        return osd_addresses(list(range(self.n)))
 
 
 def scrape_times(url: str, n: int, gzip: bool) -> tuple[list[float], int]:
@@ -77,23 +80,43 @@ def ms(values: list[float]) -> str:
     return f"median {statistics.median(values) * 1000:.1f} ms, max {max(values) * 1000:.1f} ms"
 
 
-def simulated(sizes: list[int], scrapes: int, source: str) -> None:
+def simulated(sizes: list[int], scrapes: int, source: str, baselines: bool) -> None:
     logging.basicConfig(level=logging.WARNING)
     print(
         f"(a) simulated clusters, recorded Pacific payloads, max_requests_in_flight=8, daemon_counters_source={source}"
+        f", bench_export_baselines={'on' if baselines else 'off'}"
     )
     for n in sizes:
-        collector = Collector(RecordedAdapter(n))
-        cpu0, wall0 = time.process_time(), time.perf_counter()
-        collector.collect(Settings(request_timeout=10, max_in_flight=8, read_osds=source == "module"))
-        cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
-        samples = []
-        for i in range(n):
-            dump = json.loads(RecordedAdapter(1).dump)
-            samples.extend(counters.extract(counters.OSD_SPECS, dump, f"osd.{i}")[0])
-        r0 = time.perf_counter()
-        text = exposition.render(MODULE_REGISTRY, samples)
-        render = time.perf_counter() - r0
+        board, store = filled_board(n)
+        net_round = [
+            Measurement("net", m, osd, 0.001, "seconds") for m in ("ping_front", "ping_back") for osd in range(n)
+        ]
+        j0 = time.process_time()
+        store.judge(net_round, {}, 0.5, 3)
+        judged = time.process_time() - j0
+        collector = Collector(RecordedAdapter(n), extra_samples=lambda b=board: b.samples({}, 3, baselines))
+        settings = Settings(request_timeout=10, max_in_flight=8, read_osds=source == "module")
+        cpus, walls = [], []
+        for _ in range(CYCLES):
+            cpu0, wall0 = time.process_time(), time.perf_counter()
+            collector.collect(settings)
+            cpus.append(time.process_time() - cpu0)
+            walls.append(time.perf_counter() - wall0)
+        cpu, wall = statistics.median(cpus), statistics.median(walls)
+        tracemalloc.start()  # a second cycle, traced: tracing slows it down several times
+        collector.collect(settings)
+        held, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        render = ""
+        if source == "module":
+            samples = []
+            for i in range(n):
+                dump = json.loads(RecordedAdapter(1).dump)
+                samples.extend(counters.extract(counters.OSD_SPECS, dump, f"osd.{i}")[0])
+            r0 = time.perf_counter()
+            text = exposition.render(MODULE_REGISTRY, samples)
+            took = (time.perf_counter() - r0) * 1000
+            render = f"; render of the OSD counter families {took:.0f} ms ({len(text) / 1e6:.1f} MB)"
         entry = collector.cache.get()
         server = HttpServer(active_app(collector.cache, "bench"), "127.0.0.1", 0, logging.getLogger("bench"))
         server.start()
@@ -104,10 +127,13 @@ def simulated(sizes: list[int], scrapes: int, source: str) -> None:
             gz, gz_size = scrape_times(url, scrapes, gzip=True)
         finally:
             server.stop()
-        lines = entry.text.count(b"\n")
+        samples_out = sum(1 for line in entry.text.splitlines() if line and not line.startswith(b"#"))
         print(
-            f"  {n:>6} OSDs: cycle CPU {cpu:.2f} s, wall {wall:.2f} s; render of the OSD families "
-            f"{render * 1000:.0f} ms ({len(text) / 1e6:.1f} MB); {lines} lines\n"
+            f"  {n:>6} OSDs: cycle CPU median {cpu:.2f} s of {CYCLES} (min {min(cpus):.2f}, max {max(cpus):.2f}): "
+            f"{cpu / 30 * 100:.1f} % of a core at collect_interval 30 s; wall {wall:.2f} s{render}\n"
+            f"          judging a net probe round ({2 * n} results against the baselines): {judged:.2f} s CPU\n"
+            f"          {samples_out} samples; Python heap the output holds {held / 1e6:.0f} MB, peak in a cycle "
+            f"{peak / 1e6:.0f} MB\n"
             f"          scrape from cache: plain {plain_size / 1e6:.1f} MB {ms(plain)}; "
             f"gzip {gz_size / 1e6:.2f} MB {ms(gz)}"
         )
@@ -160,8 +186,11 @@ def main() -> int:
         default="module",
         help="the module's daemon_counters_source: with exporters it reads no OSD (its other series remain)",
     )
+    parser.add_argument(
+        "--no-baselines", action="store_true", help="the module's bench_export_baselines off (large clusters)"
+    )
     args = parser.parse_args()
-    simulated([int(s) for s in args.sizes.split(",")], args.scrapes, args.source)
+    simulated([int(s) for s in args.sizes.split(",")], args.scrapes, args.source, not args.no_baselines)
     against_prometheus_module(Path(args.lab_dir).resolve(), args.scrapes)
     return 0
 

@@ -362,7 +362,7 @@ class SyntheticCluster:
             for trigger in COMPACTION_TRIGGERS:
                 rate = rng.uniform(0.001, 0.01) if trigger == "background" else rng.choice((0.0, 0.0, 0.001))
                 self._counter(src, "ceph_perfwatch_rocksdb_compactions_total", {**labels, "trigger": trigger}, rate)
-        lat, base, reg = "ceph_perfwatch_bench_latency_seconds", "ceph_perfwatch_bench_baseline_latency_seconds", 0.0
+        lat, base = "ceph_perfwatch_bench_latency_seconds", "ceph_perfwatch_bench_baseline_latency_seconds"
         for metric, low, high in (("write_latency", 0.004, 0.02), ("read_latency", 0.002, 0.01)):
             usual = rng.uniform(low, high)
             regressed = flags["regressed"] and metric == "write_latency"
@@ -370,17 +370,16 @@ class SyntheticCluster:
             rados = {**labels, "kind": "rados", "metric": metric}
             self._add(src, lat, rados, now)
             self._add(src, base, rados, usual)
-            self._add(src, "ceph_perfwatch_bench_regression", rados, 1.0 if regressed else reg)
+            if regressed:  # the module exports a regression flag only while it is one
+                self._add(src, "ceph_perfwatch_bench_regression", rados, 1.0)
             self._probe_latencies.setdefault(("rados", metric), []).append(usual)
         for metric in ("ping_back", "ping_front"):
             net = {**labels, "kind": "net", "metric": metric}
             ping = rng.uniform(0.0003, 0.002)
             self._add(src, lat, net, ping)
-            self._add(src, "ceph_perfwatch_bench_regression", net, reg)
             self._probe_latencies.setdefault(("net", metric), []).append(ping)
         iops = {**labels, "kind": "osd", "metric": "write_iops_4k"}
         self._add(src, "ceph_perfwatch_bench_iops", iops, rng.uniform(200, 400))
-        self._add(src, "ceph_perfwatch_bench_regression", iops, reg)
 
     def _histogram(self, labels: dict[str, str], latency: float, osds: int = 1) -> None:
         """The module's latency histogram of one light probe metric (of `osds` OSDs of one device class, or
@@ -436,7 +435,6 @@ class SyntheticCluster:
                 rgw,
                 0.15 if metric == "omap_get_latency" else rng.uniform(0.01, 0.04),
             )
-            self._add("perfwatch", "ceph_perfwatch_bench_regression", rgw, 0.0)
             self._histogram(rgw, 0.03)
         for (kind, metric), latencies in sorted(self._probe_latencies.items()):  # every synthetic OSD is an hdd
             probe = {**mod, "kind": kind, "metric": metric, "device_class": "hdd"}

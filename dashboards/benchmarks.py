@@ -7,7 +7,6 @@ from grafana_foundation_sdk.models import dashboard as dm
 
 from .common import (
     CLUSTER,
-    MODULE,
     Row,
     Steps,
     board,
@@ -45,14 +44,14 @@ def results() -> Row:
                 "slower; latencies are inverted so that below is always worse). Under the module's "
                 "regression_fraction of its own or its peers' baseline it is a regression (beside).",
                 "percentunit",
-                [q("ceph_perfwatch_bench_baseline_ratio", MODULE, CLUSTER, legend=RESULT)],
+                [q("cluster:ceph_perfwatch_bench_performance:ratio_baseline", CLUSTER, legend=RESULT)],
                 width=12,
             ),
             states(
                 "Regressions",
-                "One line per benchmark result: red while its last result is a regression (the module's health "
-                "check PERFWATCH_BENCH_REGRESSION names it too). A regression on an OSD with a saturated resource "
-                "is explained by it; alone, suspect the device.",
+                "One line per benchmark result that is a regression now (the module exports none for the "
+                "others; its health check PERFWATCH_BENCH_REGRESSION names them too). A regression on an OSD "
+                "with a saturated resource is explained by it; alone, suspect the device.",
                 [q("cluster:ceph_perfwatch_bench_regression:bool", CLUSTER, legend=RESULT)],
                 ("ok", "regressed"),
                 links=[runbook("PerfwatchBenchmarkRegression")],

@@ -30,8 +30,6 @@ UNTRUSTED_SOCKET = "untrusted_socket"  # a refusal reason (families.REFUSAL_REAS
 MAX_REPLY = 64 << 20  # a perf dump is well under a megabyte
 _SUN_PATH_MAX = 107  # sockaddr_un.sun_path holds 108 bytes with the NUL
 
-PERF_DUMP = {"prefix": "perf dump", "format": "json"}
-
 
 def config_get(var: str) -> Dict[str, Any]:
     return {"prefix": "config get", "var": var, "format": "json"}
@@ -39,6 +37,10 @@ def config_get(var: str) -> Dict[str, Any]:
 
 class AsokError(Exception):
     pass
+
+
+class AsokTimeout(AsokError):
+    """No whole reply within the timeout."""
 
 
 class UntrustedSocket(AsokError):
@@ -63,7 +65,7 @@ def _recv_exact(sock: socket.socket, size: int, deadline: float) -> bytes:
     while got < size:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
-            raise AsokError("timed out")
+            raise AsokTimeout("timed out")
         sock.settimeout(remaining)
         chunk = sock.recv(min(size - got, 1 << 20))
         if not chunk:
@@ -109,7 +111,7 @@ def call(path: str, command: Dict[str, Any], timeout: float, expected: Optional[
             raise AsokError("reply of {} bytes is too large".format(length))
         body = _recv_exact(sock, length, deadline)
     except socket.timeout:
-        raise AsokError("timed out") from None
+        raise AsokTimeout("timed out") from None
     except OSError as exc:
         raise AsokError("{}: {}".format(path, exc.strerror or exc)) from None
     finally:

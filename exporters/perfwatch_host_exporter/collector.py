@@ -240,7 +240,7 @@ class Collector:
 
     def _rgw(self, daemon: Daemon, base: Labels) -> List[Sample]:
         try:
-            dump = self.sockets.ask(daemon, asok.PERF_DUMP)
+            dump = self.sockets.ask(daemon, daemon_counters.PERF_DUMP)
         except (asok.AsokError, OSError) as exc:
             self.errors("asok", "{}: perf dump: {}".format(daemon.ident.label, exc))
             return []

@@ -9,17 +9,18 @@ besides ceph_daemon: cluster (the fsid) and hostname. The rules aggregate them b
 so they read either source the same way. Pure but for `ask`, which the collector passes in.
 """
 
+import socket
 from typing import Any, Callable, Dict, List, Tuple
 
 from perfwatch import counters
 from perfwatch import metric_families as mf
+from perfwatch.fetch_reasons import REASON_DECODE, REASON_ERROR, REASON_TIMEOUT
 from perfwatch.metrics_model import Labels, Sample
 
+from .asok import AsokTimeout
 from .families import EXPORTER_REGISTRY
 
-PERF_DUMP = {"prefix": "perf dump", "format": "json"}
-DUMP_MEMPOOLS = {"prefix": "dump_mempools", "format": "json"}
-REASON_TIMEOUT, REASON_ERROR, REASON_DECODE = "timeout", "error", "decode"  # the module's reasons (adapter.py)
+PERF_DUMP = counters.PERF_DUMP  # what the exporter asks an RGW too (collector.py)
 REASONS = (REASON_TIMEOUT, REASON_ERROR, REASON_DECODE)  # each exported from 0, so a rate sees the first failure
 
 # every family an OSD's counters give, as the module declares it, and what says whether they were read
@@ -56,22 +57,18 @@ def read(ask: Ask, daemon: str) -> counters.Extracted:
     """The OSD's counter samples (labelled ceph_daemon only, as the module makes them), the table entries
     it lacks, and those its release does not have. Raises Failure."""
     replies = []
-    for command in (PERF_DUMP, DUMP_MEMPOOLS):
+    for command in (counters.PERF_DUMP, counters.DUMP_MEMPOOLS):
         try:
-            reply = ask(command)
+            replies.append(ask(command))
         except Exception as exc:
-            text = str(exc)
-            raise Failure(REASON_TIMEOUT if "timed out" in text else REASON_ERROR, text) from None
-        if not isinstance(reply, dict):
-            raise Failure(REASON_DECODE, "{}: the reply is not a JSON object".format(command["prefix"]))
-        replies.append(reply)
-    dump, mempools = replies
+            timeout = isinstance(exc, (AsokTimeout, socket.timeout))
+            raise Failure(REASON_TIMEOUT if timeout else REASON_ERROR, str(exc)) from None
     try:
-        got = counters.extract_detail(counters.OSD_SPECS, dump, daemon)
-        pools = counters.extract_mempools(mempools, daemon)
+        return counters.osd_counters(replies[0], replies[1], daemon)
+    except counters.NotAnObject as exc:
+        raise Failure(REASON_DECODE, "{}: {}".format(daemon, exc)) from None
     except Exception as exc:  # a surprising entry in one OSD's reply: counted; its other samples stay
         raise Failure(REASON_DECODE, "{}: {!r}".format(daemon, exc)) from None
-    return counters.Extracted(got.samples + pools, got.missing, got.unavailable)
 
 
 def placed(samples: List[Sample], cluster: str, hostname: str) -> List[Sample]:

@@ -3,13 +3,14 @@ unit tests and bench scripts pass fakes. Everything here is plain data."""
 
 from typing import Any, Dict, List, Optional, Tuple
 
-# Why a daemon could not be read; a bounded set, used as a metric label.
-REASON_TIMEOUT = "timeout"  # no answer within request_timeout
-REASON_ERROR = "error"  # the daemon or the mgr answered with an error
-REASON_BUSY = "busy"  # an earlier request to it is still unanswered: not piling up another
-REASON_DOWN = "down"  # the map says it is down: not asked
-REASON_DECODE = "decode"  # the answer was not the JSON we expected
-REASONS = (REASON_TIMEOUT, REASON_ERROR, REASON_BUSY, REASON_DOWN, REASON_DECODE)
+from .fetch_reasons import (  # noqa: F401  (why a daemon could not be read: imported from here too)
+    REASON_BUSY,
+    REASON_DECODE,
+    REASON_DOWN,
+    REASON_ERROR,
+    REASON_TIMEOUT,
+    REASONS,
+)
 
 
 class FetchError(Exception):

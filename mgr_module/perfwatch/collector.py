@@ -26,9 +26,6 @@ from .metric_families import (
 from .metrics_cache import MetricsCache
 from .metrics_model import Sample
 
-PERF_DUMP = {"prefix": "perf dump", "format": "json"}
-DUMP_MEMPOOLS = {"prefix": "dump_mempools", "format": "json"}
-
 
 class Settings(NamedTuple):
     request_timeout: float
@@ -64,10 +61,16 @@ class Collector:
         self.cycles = 0
         self.errors: Dict[Tuple[str, str], int] = {}
         self.last_success: Dict[str, float] = {}
-        self.latest: Dict[str, Dict[str, float]] = {}  # daemon -> family+labels key -> value, for tables
+        self._latest: Dict[str, List[Sample]] = {}  # daemon -> its samples of the last cycle
         self.unavailable: Dict[str, Tuple[str, ...]] = {}  # daemon -> counters its release lacks (counters.py)
         self._lock = threading.Lock()  # one cycle at a time
         self._warned_missing: Dict[str, bool] = {}
+
+    @property
+    def latest(self) -> Dict[str, Dict[str, float]]:
+        """Daemon -> family+labels key -> value of the last cycle, for tables: flattened when asked, not
+        each cycle (0.5 s of a cycle at 10,000 OSDs)."""
+        return {daemon: table_values(samples) for daemon, samples in self._latest.items()}
 
     def _count_error(self, daemon: str, reason: str) -> None:
         key = (daemon, reason)
@@ -76,13 +79,12 @@ class Collector:
     def _read_osd(self, osd_id: int, timeout: float) -> OsdReading:
         daemon = "osd.{}".format(osd_id)
         try:
-            dump = self.adapter.tell_osd(osd_id, PERF_DUMP, timeout)
-            mempools = self.adapter.tell_osd(osd_id, DUMP_MEMPOOLS, timeout)
-            if not isinstance(dump, dict) or not isinstance(mempools, dict):
-                raise FetchError(REASON_DECODE, "answer is not a JSON object")
-            got = counters.extract_detail(counters.OSD_SPECS, dump, daemon)
-            samples = got.samples + counters.extract_mempools(mempools, daemon)
-            return OsdReading(daemon, samples, got.missing, None, tuple(got.unavailable))
+            dump = self.adapter.tell_osd(osd_id, counters.PERF_DUMP, timeout)
+            mempools = self.adapter.tell_osd(osd_id, counters.DUMP_MEMPOOLS, timeout)
+            got = counters.osd_counters(dump, mempools, daemon)
+            return OsdReading(daemon, got.samples, got.missing, None, tuple(got.unavailable))
+        except counters.NotAnObject as exc:
+            return OsdReading(daemon, [], [], FetchError(REASON_DECODE, str(exc)))
         except FetchError as exc:
             return OsdReading(daemon, [], [], exc)
         except Exception as exc:  # a bug or surprise in one OSD's data must not end the cycle
@@ -119,7 +121,7 @@ class Collector:
                 status.append(("osd.{}".format(osd_id), False))
         readings = self._read_osds(up, settings)
         # New dicts each cycle, published whole at the end: commands read them from other threads.
-        latest: Dict[str, Dict[str, float]] = {}
+        latest: Dict[str, List[Sample]] = {}
         unavailable: Dict[str, Tuple[str, ...]] = {}
         last_success = dict(self.last_success)
         for reading in readings:
@@ -134,7 +136,7 @@ class Collector:
                 self._warned_missing[reading.daemon] = True
                 self.log.info("%s lacks counters %s", reading.daemon, ", ".join(reading.missing))
             last_success[reading.daemon] = self.clock()
-            latest[reading.daemon] = table_values(reading.samples)
+            latest[reading.daemon] = reading.samples
             unavailable[reading.daemon] = reading.unavailable
             status.append((reading.daemon, True))
         samples.extend(self._read_rgws(status, last_success, unavailable))
@@ -142,7 +144,7 @@ class Collector:
         samples.extend(unavailable_samples(unavailable))
         known = {daemon for daemon, _ in status}
         self.last_success = {d: t for d, t in last_success.items() if d in known}  # forget removed daemons
-        self.latest = latest
+        self._latest = latest
         self.unavailable = unavailable
         self.cycles += 1
         ended = self.clock()

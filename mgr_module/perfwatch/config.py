@@ -34,6 +34,7 @@ class Config(NamedTuple):
     regression_fraction: float
     baseline_window: int
     baseline_min_results: int
+    bench_export_baselines: bool
     probe_regression_runs: int
     history_limit: int
     rgw_s3_endpoint: str

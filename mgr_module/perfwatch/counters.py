@@ -166,6 +166,15 @@ def _read(spec: Spec, logger: Dict[str, Any], labels: Labels) -> List[Sample]:
     ]
 
 
+# What an OSD is asked for its counters (by the module through the mgr, by a host exporter through its socket)
+PERF_DUMP = {"prefix": "perf dump", "format": "json"}
+DUMP_MEMPOOLS = {"prefix": "dump_mempools", "format": "json"}
+
+
+class NotAnObject(ValueError):
+    """An OSD's reply to PERF_DUMP or DUMP_MEMPOOLS is not a JSON object."""
+
+
 class Extracted(NamedTuple):
     samples: List[Sample]
     missing: List[str]  # "logger.counter" of entries every release has that the daemon lacks
@@ -206,6 +215,15 @@ def releases_of(name: str) -> str:
         if spec.releases and name_of(spec) == name:
             return spec.releases
     return ""
+
+
+def osd_counters(dump: Any, mempools: Any, daemon: str) -> Extracted:
+    """One OSD's samples from its replies to PERF_DUMP and DUMP_MEMPOOLS (labelled ceph_daemon only), the
+    table entries it lacks and those its release does not have. NotAnObject if a reply is not an object."""
+    if not isinstance(dump, dict) or not isinstance(mempools, dict):
+        raise NotAnObject("answer is not a JSON object")
+    got = extract_detail(OSD_SPECS, dump, daemon)
+    return Extracted(got.samples + extract_mempools(mempools, daemon), got.missing, got.unavailable)
 
 
 def extract_mempools(mempools: Dict[str, Any], daemon: str) -> List[Sample]:

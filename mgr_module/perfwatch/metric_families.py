@@ -194,15 +194,8 @@ BENCH_BASELINE = {
         "bench_baseline_latency_seconds", "gauge", "Rolling median of recent latencies", BENCH, optional=DAEMON
     ).name,
 }
-BENCH_RATIO = _declare(
-    "bench_baseline_ratio",
-    "gauge",
-    "Last result's performance relative to its baseline (below 1 is worse)",
-    BENCH,
-    optional=DAEMON,
-).name
 BENCH_IS_REGRESSION = _declare(
-    "bench_regression", "gauge", "1 while the last result is a regression", BENCH, optional=DAEMON
+    "bench_regression", "gauge", "1 while the last result is a regression (no series otherwise)", BENCH, optional=DAEMON
 ).name
 BENCH_LAST_RUN = _declare(
     "bench_last_run_timestamp_seconds", "gauge", "When a run of the kind last ended", ("kind",)

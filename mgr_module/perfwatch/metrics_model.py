@@ -100,14 +100,24 @@ class Registry:
     def __contains__(self, name: object) -> bool:
         return name in self._families
 
+    def family(self, name: str) -> Family:
+        """The family declared under `name`; KeyError if there is none."""
+        family = self._families.get(name)
+        if family is None:
+            raise KeyError("sample of undeclared family {!r}".format(name))
+        return family
+
     def family_of(self, sample: Sample) -> Family:
         """The sample's family; KeyError if it is undeclared, ValueError if its suffix or label names
         are not the family's."""
-        names = tuple(label for label, _ in sample.labels)
-        shape = (sample.family, sample.suffix, names)
+        return self.accept(sample.family, sample.suffix, tuple(label for label, _ in sample.labels))
+
+    def accept(self, name: str, suffix: str, names: Tuple[str, ...]) -> Family:
+        """family_of for a sample of family `name` with this suffix and these label names, in order."""
+        shape = (name, suffix, names)
         family = self._accepted.get(shape)  # a shape checked once is not checked again
         if family is None:
-            family = self._check(sample.family, sample.suffix, names)
+            family = self._check(name, suffix, names)
             self._accepted[shape] = family
         return family
 

@@ -165,6 +165,24 @@ class MgrAdapter(CephAdapter):
     def pool_names_ending(self, suffix: str) -> List[str]:
         return sorted(p["pool_name"] for p in self._pools() if p.get("pool_name", "").endswith(suffix))
 
+    def store_entry_limit(self) -> Any:
+        """mon_config_key_max_entry_size as the mons' configuration has it (as this mgr's has it when that
+        cannot be read), or None when neither can."""
+        command = {"prefix": "config get", "who": "mon", "key": "mon_config_key_max_entry_size", "format": "json"}
+        try:
+            return self.mon_command(command)
+        except Exception:
+            pass
+        try:
+            return self.module.get_ceph_option("mon_config_key_max_entry_size")
+        except Exception:  # an option unknown to the release, or no such call
+            return None
+
+    def store_keys(self, prefix: str) -> Optional[List[str]]:
+        """The module's store keys that start with prefix (None: this release cannot list them)."""
+        lister = getattr(self.module, "get_store_prefix", None)
+        return None if lister is None else list(lister(prefix))
+
     def pool_max(self) -> int:
         osd_map = self.module.get("osd_map") or {}
         ids = [int(p["pool"]) for p in osd_map.get("pools", [])]  # a lower mark, as sound, if pool_max is absent

@@ -20,7 +20,7 @@ from . import (
     status,
     validation,
 )
-from .benchmarks import commands, health
+from .benchmarks import commands, health, records
 from .benchmarks.result_board import ResultBoard
 from .benchmarks.run import Run
 from .benchmarks.runner import Runner
@@ -102,7 +102,15 @@ class Module(SecretsCommands, MgrModule):
         adapter = MgrAdapter(self, lambda: self._config.request_timeout)
         bench_adapter = MgrAdapter(self, lambda: self._config.request_timeout)
         cfg = self._config
-        store = BenchStore(self.get_store, self.set_store, cfg.history_limit, cfg.baseline_window, self.log)
+        store = BenchStore(
+            self.get_store,
+            self.set_store,
+            cfg.history_limit,
+            cfg.baseline_window,
+            self.log,
+            entry_max=records.entry_max_for(bench_adapter.store_entry_limit()),
+            keys=bench_adapter.store_keys,
+        )
         self.board = board = ResultBoard(
             store, device_classes=lambda: {o.id: o.device_class for o in bench_adapter.osd_infos()}
         )
@@ -119,7 +127,9 @@ class Module(SecretsCommands, MgrModule):
         collector = Collector(
             adapter,
             log=self.log,
-            extra_samples=lambda: board.samples(runner.outcomes(), self._config.baseline_min_results),
+            extra_samples=lambda: board.samples(
+                runner.outcomes(), self._config.baseline_min_results, self._config.bench_export_baselines
+            ),
         )
         self.collector = collector
         app = active_app(collector.cache, self.get_mgr_id(), http_refusals=lambda: endpoint.refusals())

@@ -173,6 +173,17 @@ BENCH_OPTIONS: List[OptionSpec] = [
     },
     _int("baseline_window", 10, 3, 100, "Results per OSD, kind and metric in the rolling median baseline"),
     _int("baseline_min_results", 3, 1, 100, "Results needed before a baseline is used"),
+    {
+        "name": "bench_export_baselines",
+        "type": "bool",
+        "default": True,
+        "runtime": True,
+        "desc": "Export each result's baseline beside it (one more series per OSD and benchmark metric)",
+        "long_desc": "Off: the endpoint carries each OSD's last results and its regressions, not their "
+        "baselines (six series fewer per OSD, 60,000 at 10,000 OSDs); regressions are judged and flagged all "
+        "the same, but the rules' ratios of results to baselines and the dashboards' baseline lines stay "
+        "empty. For large clusters, beside daemon_counters_source=exporters.",
+    },
     _int(
         "probe_regression_runs",
         3,

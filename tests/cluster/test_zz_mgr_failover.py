@@ -150,3 +150,47 @@ def test_a_scratch_pool_a_mgr_restart_left_untagged_is_tagged_by_the_next_active
         lab.ceph("config", "rm", "mon", "mon_allow_pool_delete", as_json=False)
     wait_until(lambda: lab.ceph("mgr", "stat")["num_standby"] == 1, 60, f"mgr.{old_active} back as standby")
     lab.wait_healthy(60, "HEALTH_OK after the pools are removed")
+
+
+def _net_history(lab: LabHandle) -> list[str]:
+    runs = lab.ceph("perfwatch", "bench", "history", "--kind", "net", "--limit", "1000", "--format", "json")
+    return [r["run_id"] for r in runs]
+
+
+def test_what_the_module_shows_of_its_history_survives_a_failover_past_the_mons_entry_limit(lab: LabHandle) -> None:
+    # The mons refuse a config-key entry above mon_config_key_max_entry_size (64 KiB by default); the mgr
+    # then keeps the value in memory and logs it whole, so the next active mgr read an older record: 10 net
+    # runs in the module's history, 3 after `ceph mgr fail`, on this lab with the limit at 2 KiB (a cluster
+    # of 8 OSDs passes 64 KiB after about 40 net probes). With the limit at 2 KiB here, each run record
+    # takes about a third of an entry.
+    limit = 2048
+    old_active = lab.ceph("mgr", "stat")["active_name"]
+    logs = {m: lab.lab.log_path(f"mgr.{m}") for m in lab.lab.config.mgrs}
+    offsets = {m: path.stat().st_size for m, path in logs.items()}
+    lab.ceph("config", "set", "global", "mon_config_key_max_entry_size", str(limit), as_json=False)
+    try:
+        lab.ceph("mgr", "fail", old_active, as_json=False)  # the next active mgr reads the limit as it starts
+        wait_until(lambda: lab.ceph("perfwatch", "status", timeout=10)["mgr"] != old_active, 90, "another mgr active")
+        for _ in range(8):
+            finished(lab, start_bench(lab, "--kind", "net"))
+        shown = _net_history(lab)
+        assert shown, "no net run in the history"
+        stored = lab.ceph("config-key", "dump", "mgr/perfwatch/")
+        too_long = {k: len(v) for k, v in stored.items() if len(v) > limit}
+        assert not too_long, too_long
+        for key in (k for k in stored if ".parts/" in k):  # every part is one its record's head names
+            record, _, where = key.partition(".parts/")
+            head = json.loads(stored[record])
+            generation, index = (int(n) for n in where.split("/"))
+            assert generation == head["generation"] and index < head["parts"], (key, head)
+        wait_until(lambda: lab.ceph("mgr", "stat")["num_standby"] == 1, 60, f"mgr.{old_active} back as standby")
+        second = lab.ceph("mgr", "stat")["active_name"]
+        lab.ceph("mgr", "fail", second, as_json=False)
+        wait_until(lambda: lab.ceph("perfwatch", "status", timeout=10)["mgr"] != second, 90, "the first mgr again")
+        assert _net_history(lab) == shown, "the new active mgr reads the history the old one showed"
+        refused = [m for m, path in logs.items() if "File too large" in _log_since(path, offsets[m])]
+        assert not refused, f"a store write refused by the mons, in the log of mgr {refused}"
+    finally:
+        lab.ceph("config", "rm", "global", "mon_config_key_max_entry_size", as_json=False)
+    wait_until(lambda: lab.ceph("mgr", "stat")["num_standby"] == 1, 60, "both mgrs up again")
+    lab.wait_healthy(60, "HEALTH_OK after the failovers")

@@ -14,7 +14,7 @@ from perfwatch.benchmarks import health, records
 from perfwatch.benchmarks.result_board import ResultBoard
 from perfwatch.benchmarks.results import Measurement
 from perfwatch.benchmarks.store import BenchStore, ScratchFull
-from perfwatch.benchmarks.versioned import ASIDE_MAX, ASIDE_MAX_CHARS, PREFIX
+from perfwatch.benchmarks.versioned import ASIDE_MAX, PREFIX
 
 KINDS = ("osd", "rados", "rbd", "rgw", "net")
 RUN_ID = "rados-20240501T120000-ab12"
@@ -467,7 +467,7 @@ def test_set_aside_copies_are_bounded_in_count_and_size() -> None:
     aside = [k for k in kv if k.startswith(PREFIX + "aside/")]
     assert len(aside) == ASIDE_MAX
     assert sorted(aside) == sorted(envelope(kv, "aside_index"))
-    kv[PREFIX + "streaks"] = "x" * (ASIDE_MAX_CHARS + 1)
+    kv[PREFIX + "streaks"] = "x" * (records.ENTRY_MAX_CHARS + 1)
     log = Log()
     open_store(kv, log)
     assert "too large to set aside" in log.problems()[0]
@@ -476,6 +476,7 @@ def test_set_aside_copies_are_bounded_in_count_and_size() -> None:
 
 def test_stored_maps_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(records, "MAX_KEYS", 5)
+    monkeypatch.setattr(records, "MAX_RESULT_KEYS", 5)
     kv, log = KV(), Log()
     store = open_store(kv, log)
     store.judge([Measurement("osd", "write_iops_4k", osd, 1.0, "iops") for osd in range(8)], {}, 0.5, 1)

@@ -62,7 +62,7 @@ def test_status_of_each_osd_read_here_and_failures_by_reason(tmp_path: Path) -> 
 
     def hung(path: str, command: dict, timeout: float, expected: asok.Listener | None) -> object:
         if path.endswith("ceph-osd.0.asok") and command["prefix"] == "perf dump":
-            raise asok.AsokError("timed out")
+            raise asok.AsokTimeout("timed out")
         return fake(path, command, timeout, expected)
 
     c.sockets.call = hung

@@ -157,7 +157,8 @@ def test_config_and_regression_checks_coexist(module_class: Any) -> None:
     mod = make(module_class, rgw_s3_region="US EAST")
     regression = {"value": 10.0, "unit": "iops", "reason": "below baseline", "run_id": "osd-1"}
     regressions = {"osd/write_4k_iops/osd.3": regression}
-    store = types.SimpleNamespace(regressions=lambda: dict(regressions), history=lambda kind: [])
+    records = types.SimpleNamespace(load=lambda name, clean, default: default())
+    store = types.SimpleNamespace(regressions=lambda: dict(regressions), history=lambda kind: [], records=records)
     mod.board = ResultBoard(store)  # type: ignore[arg-type]
     mod.config_notify()
     checks = mod.health[-1]

@@ -3,7 +3,12 @@ counters (the recorded Pacific perf dump), its two network addresses, and a resu
 that measures OSDs (the light rados and net probes, the heavy osd bench). The lines that grow with the OSD
 count must grow by exactly PER_OSD_LINES per OSD, and nothing else may grow: at 10,000 OSDs each line per
 OSD is 10,000 series. Probe histograms were 76 lines per OSD (19 per histogram) until they became per device
-class: a change that adds per-OSD lines must change this budget, and say why."""
+class: a change that adds per-OSD lines must change this budget, and say why. Each result's ratio to its baseline
+and a 0 regression flag were two more per OSD and metric until the rules derived the one and the module
+exported the other only while it is 1.
+
+For large clusters (daemon_counters_source=exporters, bench_export_baselines off) the budget is LEAN_LINES
+per OSD: the issue's bound for that case is 100,000 samples at 10,000 OSDs."""
 
 from __future__ import annotations
 
@@ -11,51 +16,32 @@ import re
 import time
 from collections import Counter
 
-from perfwatch.benchmarks.result_board import ResultBoard
-from perfwatch.benchmarks.results import Measurement
-from perfwatch.benchmarks.run import Run
-from perfwatch.benchmarks.store import BenchStore
+from bench.synthetic_module import LIGHT, filled_board, osd_addresses
 from perfwatch.collector import Collector, Settings
 from perfwatch.osd_networks import OsdNetwork
 
 from .fakes import FakeAdapter
-from .test_bench_store import KV, Log
 
-# counters 48, addresses 2, per result of the 6 below: its last value, baseline, ratio, regression flag (24)
-PER_OSD_LINES = 74
-LIGHT = (("rados", "write_latency", "seconds"), ("rados", "read_latency", "seconds"),
-         ("net", "ping_front", "seconds"), ("net", "ping_back", "seconds"))  # fmt: skip
-HEAVY = (("osd", "write_iops_4k", "iops"), ("osd", "write_throughput_4m", "bytes_per_second"))
+# counters 48, addresses 2, per result of the 6 kinds and metrics the board holds: last value, baseline (12)
+PER_OSD_LINES = 62
+# addresses 2, the last value of each result (6)
+LEAN_LINES = 8
 OSD_LABEL = re.compile(r'ceph_daemon="osd\.\d+"')
+REGRESSION = "ceph_perfwatch_bench_regression{"
 
 
 class NetworkedAdapter(FakeAdapter):
     def osd_networks(self) -> list[OsdNetwork]:
-        return [
-            OsdNetwork(osd, net, f"10.{i}.{osd // 250}.{osd % 250}", f"eth{i}")
-            for osd, up in self.osds()
-            if up
-            for i, net in enumerate(("public", "cluster"))
-        ]
+        return osd_addresses([osd for osd, up in self.osds() if up])
 
 
-def endpoint_lines(n: int) -> list[str]:
-    """The module's exposition, comments left out, for n OSDs after enough runs for baselines."""
-    kv = KV()
-    store = BenchStore(kv.get, kv.put, 50, 10, Log())
-    board = ResultBoard(store, device_classes=lambda: {osd: "hdd" if osd % 2 else "ssd" for osd in range(n)})
-    for k in range(3):
-        for kind, heavy, chosen in (("rados", False, LIGHT[:2]), ("net", False, LIGHT[2:]), ("osd", True, HEAVY)):
-            run = Run(f"{kind}-20240501T12000{k}-0000", kind, heavy, {}, list(range(n)), "schedule")
-            run.measurements = [
-                Measurement(kind, m, osd, 0.001 * (osd + 1), u) for _, m, u in chosen for osd in range(n)
-            ]
-            run.ended_at = 1714564800.0 + k
-            store.add_run(run.to_dict())
-            store.judge(run.measurements, {}, 0.5, 1)
-            board.on_finished(run)
-    collector = Collector(NetworkedAdapter(n), extra_samples=lambda: board.samples({"rados/done": 3}, 1))
-    collector.collect(Settings(request_timeout=1.0, max_in_flight=8))
+def endpoint_lines(n: int, read_osds: bool = True, baselines: bool = True) -> list[str]:
+    """The module's exposition, comments left out, for n OSDs after enough runs for baselines; osd.1's
+    rados write latency is a regression."""
+    board, store = filled_board(n)
+    store.record_verdicts({"rados/write_latency/osd.1": 3}, {"rados/write_latency/osd.1": {"reason": "slow"}})
+    collector = Collector(NetworkedAdapter(n), extra_samples=lambda: board.samples({"rados/done": 3}, 1, baselines))
+    collector.collect(Settings(request_timeout=1.0, max_in_flight=8, read_osds=read_osds))
     text = collector.cache.body(time.time(), compressed=False).decode()
     return [line for line in text.splitlines() if line and not line.startswith("#")]
 
@@ -67,7 +53,7 @@ def shape(lines: list[str]) -> Counter[str]:
 
 def test_the_endpoint_grows_by_a_fixed_budget_per_osd_and_by_nothing_else() -> None:
     small, large = endpoint_lines(20), endpoint_lines(40)
-    per_osd = [line for line in large if OSD_LABEL.search(line)]
+    per_osd = [line for line in large if OSD_LABEL.search(line) and not line.startswith(REGRESSION)]
     assert len(per_osd) == PER_OSD_LINES * 40, Counter(line.split("{", 1)[0] for line in per_osd if 'osd.0"' in line)
     # the rest does not grow with the OSD count (the probe histograms among them: per device class)
     assert shape([line for line in large if not OSD_LABEL.search(line)]) == shape(
@@ -77,3 +63,25 @@ def test_the_endpoint_grows_by_a_fixed_budget_per_osd_and_by_nothing_else() -> N
     histogram = [line for line in large if line.startswith("ceph_perfwatch_bench_probe_latency_seconds")]
     assert {re.search(r'device_class="(\w*)"', line).group(1) for line in histogram} == {"hdd", "ssd"}  # type: ignore[union-attr]
     assert len(histogram) == 19 * len(LIGHT) * 2  # 16 buckets, +Inf, _sum, _count; per probe metric and class
+
+
+def test_the_regression_flag_is_there_only_while_it_is_one() -> None:
+    flags = [line for line in endpoint_lines(20) if line.startswith(REGRESSION)]
+    assert len(flags) == 1 and 'ceph_daemon="osd.1"' in flags[0] and 'metric="write_latency"' in flags[0]
+    assert flags[0].endswith(" 1")
+
+
+def test_lean_output_for_large_clusters_fits_100000_samples_at_10000_osds() -> None:
+    small, large = endpoint_lines(20, False, False), endpoint_lines(40, False, False)
+    per_osd = [line for line in large if OSD_LABEL.search(line) and not line.startswith(REGRESSION)]
+    assert len(per_osd) == LEAN_LINES * 40, Counter(line.split("{", 1)[0] for line in per_osd if 'osd.0"' in line)
+    counters = ("ceph_perfwatch_osd_", "ceph_perfwatch_bluestore_", "ceph_perfwatch_rocksdb_", "ceph_perfwatch_bluefs_")
+    assert not [
+        line for line in large if "_baseline_" in line or (line.startswith(counters) and "network_info" not in line)
+    ]
+    fixed = len(large) - LEAN_LINES * 40
+    assert fixed == len(small) - LEAN_LINES * 20  # nothing else grows with the OSD count
+    assert fixed + LEAN_LINES * 10_000 <= 100_000, fixed
+    # the same histograms, results and regression flag as with every series on
+    full = {line.rsplit(" ", 1)[0] for line in endpoint_lines(40)}
+    assert {line.rsplit(" ", 1)[0] for line in large} <= full

@@ -7,9 +7,9 @@ IOPS and throughput, and its inverse for latencies, so "below 0.5" always means 
 """
 
 import statistics
-from typing import Dict, Iterable, List, NamedTuple, Optional
+from typing import Dict, Iterable, List, NamedTuple, Optional, Tuple
 
-from .results import HIGHER_IS_BETTER, Measurement
+from .results import HIGHER_IS_BETTER, Measurement, split_key
 
 
 class Verdict(NamedTuple):
@@ -62,11 +62,12 @@ def judge(
 ) -> List[Verdict]:
     """Verdicts for new results against baselines as they were before them; then adds the results."""
     verdicts = []
+    peers = _Peers(results, baselines, device_class, min_results)
     for m in results:
         higher = HIGHER_IS_BETTER[m.unit]
         own = baselines.baseline(m.key, min_results)
         ratio = performance_ratio(m.value, own, higher) if own is not None else None
-        peer = _peer_baseline(m, baselines, device_class, min_results)
+        peer = peers.baseline(m, device_class)
         peer_ratio = performance_ratio(m.value, peer, higher) if peer is not None else None
         reasons = []
         if ratio is not None and ratio < fraction:
@@ -84,21 +85,43 @@ def judge(
     return verdicts
 
 
-def _peer_baseline(
-    m: Measurement, baselines: Baselines, device_class: Dict[int, str], min_results: int
-) -> Optional[float]:
-    if m.osd is None:
-        return None
-    cls = device_class.get(m.osd)
-    prefix = "{}/{}/osd.".format(m.kind, m.metric)
-    peers = []
-    for key in baselines.history:
-        if not key.startswith(prefix):
-            continue
-        osd = int(key[len(prefix) :])
-        if osd == m.osd or device_class.get(osd) != cls:
-            continue
-        value = baselines.baseline(key, min_results)
-        if value is not None:
-            peers.append(value)
-    return statistics.median(peers) if len(peers) >= 2 else None
+class _Peers:
+    """The baselines of every OSD per kind, metric and device class, sorted once per judged round: each
+    result's peer baseline is then the median of its group without its own OSD, found by index. (Scanning
+    every baseline for each result took 47 s a round at 10,000 OSDs: 20,000 results times 60,000 keys.)"""
+
+    def __init__(
+        self, results: List[Measurement], baselines: Baselines, device_class: Dict[int, str], min_results: int
+    ) -> None:
+        wanted = {(m.kind, m.metric) for m in results if m.osd is not None}
+        groups: Dict[Tuple[str, str, Optional[str]], List[Tuple[float, int]]] = {}
+        for key in baselines.history:
+            kind, metric, osd = split_key(key)
+            if osd is None or (kind, metric) not in wanted:
+                continue
+            value = baselines.baseline(key, min_results)
+            if value is not None:
+                groups.setdefault((kind, metric, device_class.get(osd)), []).append((value, osd))
+        self._values: Dict[Tuple[str, str, Optional[str]], List[float]] = {}
+        self._index: Dict[Tuple[str, str, Optional[str]], Dict[int, int]] = {}
+        for group, members in groups.items():
+            members.sort()
+            self._values[group] = [value for value, _ in members]
+            self._index[group] = {osd: i for i, (_, osd) in enumerate(members)}
+
+    def baseline(self, m: Measurement, device_class: Dict[int, str]) -> Optional[float]:
+        """The median baseline of the other OSDs of m's device class (at least two), or None."""
+        if m.osd is None:
+            return None
+        group = (m.kind, m.metric, device_class.get(m.osd))
+        values = self._values.get(group, [])
+        skip = self._index.get(group, {}).get(m.osd)
+        n = len(values) - (skip is not None)
+        if n < 2:
+            return None
+
+        def at(j: int) -> float:  # the j-th of the values without the skipped one
+            return values[j + 1] if skip is not None and j >= skip else values[j]
+
+        half = n // 2
+        return at(half) if n % 2 else (at(half - 1) + at(half)) / 2

@@ -1,5 +1,6 @@
-"""Benchmark results as metric samples: last results and baselines per unit, the ratio between them,
-regressions, run counts, and latency histograms for the light probes. Pure."""
+"""Benchmark results as metric samples: last results and baselines per unit, regressions, run counts, and
+latency histograms for the light probes. Pure. The ratio of a result to its baseline is the rules' to
+derive (alerts/recording_store.py): exported, it was one more series per OSD and metric."""
 
 import bisect
 import threading
@@ -7,8 +8,7 @@ from typing import Dict, Iterable, List, Optional, Tuple
 
 from .. import metric_families as mf
 from ..metrics_model import Labels, Sample
-from .baseline import performance_ratio
-from .results import HIGHER_IS_BETTER, Measurement, split_key
+from .results import Measurement, split_key
 
 # Sub-millisecond flash up to seconds on a busy HDD.
 BUCKETS = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
@@ -23,7 +23,7 @@ class ProbeHistograms:
     """Cumulative histograms of probe latencies, per kind, metric and device class of the OSD measured (in
     memory; they reset with the mgr). Not per OSD: at 19 series per histogram, per-OSD histograms were two
     thirds of the module's output at 10,000 OSDs, and every rule and panel sums them over OSDs. Each OSD's
-    own figures are its last result, baseline and ratio (result_samples)."""
+    own figures are its last result and baseline (result_samples)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -74,10 +74,11 @@ def result_samples(
         base = baselines.get(key)
         if base is not None:
             out.append(Sample(mf.BENCH_BASELINE[unit], "", labels, base))
-            ratio = performance_ratio(value, base, HIGHER_IS_BETTER[unit])
-            if ratio is not None:
-                out.append(Sample(mf.BENCH_RATIO, "", labels, round(ratio, 4)))
-        out.append(Sample(mf.BENCH_IS_REGRESSION, "", labels, 1.0 if key in flagged else 0.0))
+        if key in flagged:  # only while it is one: a 0 per OSD and metric was 60,000 series at 10,000 OSDs
+            out.append(Sample(mf.BENCH_IS_REGRESSION, "", labels, 1.0))
+    for key in sorted(flagged - set(last)):  # a regression whose result the board lost with a failover
+        kind, metric, osd = split_key(key)
+        out.append(Sample(mf.BENCH_IS_REGRESSION, "", _labels(kind, metric, osd), 1.0))
     for kind in sorted(last_run):
         out.append(Sample(mf.BENCH_LAST_RUN, "", (("kind", kind),), round(last_run[kind], 3)))
     for key in sorted(outcomes):

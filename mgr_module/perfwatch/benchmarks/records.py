@@ -17,12 +17,32 @@ import re
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
 
 VERSION = 2
-MAX_KEYS = 10000  # baselines, regressions, streaks, last_run, scratch runs, recovered run ids
+MAX_KEYS = 10000  # last_run, scratch runs, recovered run ids, runs in progress
+# Result keys (kind/metric/osd.N): baselines, regressions, streaks. Six per OSD today, so 60,000 at 10,000
+# OSDs; a baseline of baseline_window values is about 0.5 KB of memory, so at most about 50 MB.
+MAX_RESULT_KEYS = 100000
+# One entry of the mgr's store is one config-key entry of the mons, refused above mon_config_key_max_entry_size
+# (64 KiB by default; the mgr then logs the whole value and keeps it in memory only, so a failover would
+# bring back an older one). A record is written within this many characters per entry (JSON is ASCII).
+ENTRY_MAX_CHARS = 60000
+
+
+def entry_max_for(limit: Any) -> int:
+    """The characters to write per entry for the mons' mon_config_key_max_entry_size as the mgr sees it
+    (None, or anything not a size, when it cannot tell): within it by 512, at most ENTRY_MAX_CHARS; half of it
+    when it is under 2 KiB (at least 64)."""
+    if isinstance(limit, str) and limit.strip().isdigit():
+        limit = int(limit)
+    if not is_int(limit):
+        return ENTRY_MAX_CHARS
+    return min(ENTRY_MAX_CHARS, limit - 512 if limit >= 2048 else max(64, limit // 2))
+
+
 MAX_SCRATCH_ENTRIES = 100  # per run: a kind registers one or two
 MAX_HISTORY = 1000  # per kind; the history_limit option's maximum
 
 # "osd/write_iops_4k/osd.3", "rgw/s3_put_latency/-": what Measurement.key makes and split_key reads.
-RESULT_KEY = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+/(-|osd\.[0-9]+)$")
+RESULT_KEY = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+/(-|osd\.(0|[1-9][0-9]*))$")  # one spelling per OSD
 NAME = re.compile(r"^[A-Za-z0-9_.-]+$")  # a kind or a metric name
 # run.new_run_id: "<kind>-YYYYmmddTHHMMSS-xxxx"; also found inside "perfwatch.<run id>" image names.
 RUN_ID = re.compile(r"(?<![A-Za-z0-9_])([a-z][a-z0-9_]{0,31})-([0-9]{8}T[0-9]{6})-([0-9a-f]{4})(?![A-Za-z0-9])")
@@ -90,9 +110,11 @@ def bound(mapping: Dict[str, Any], limit: Optional[int] = None) -> List[str]:
     return extra
 
 
-def clean_entries(data: Any, what: str, problem: Callable[[str, Any], Optional[str]]) -> Cleaned:
+def clean_entries(
+    data: Any, what: str, problem: Callable[[str, Any], Optional[str]], limit: Optional[int] = None
+) -> Cleaned:
     """A record that maps keys to entries: the entries `problem` finds nothing wrong with are kept (at
-    most MAX_KEYS), the others dropped with its reason; anything but a mapping is unusable."""
+    most `limit`, MAX_KEYS), the others dropped with its reason; anything but a mapping is unusable."""
     found, dropped = as_mapping(data, what)
     if found is None:
         return unusable(dropped[0])
@@ -103,13 +125,14 @@ def clean_entries(data: Any, what: str, problem: Callable[[str, Any], Optional[s
             out[key] = value
         else:
             dropped.append(why)
-    return ok(out, bounded(out, dropped))
+    return ok(out, bounded(out, dropped, limit))
 
 
-def bounded(out: Dict[str, Any], dropped: List[str]) -> List[str]:
-    extra = bound(out)
+def bounded(out: Dict[str, Any], dropped: List[str], limit: Optional[int] = None) -> List[str]:
+    limit = MAX_KEYS if limit is None else limit
+    extra = bound(out, limit)
     if extra:
-        dropped.append("{} keys beyond {}".format(len(extra), MAX_KEYS))
+        dropped.append("{} keys beyond {}".format(len(extra), limit))
     return dropped
 
 

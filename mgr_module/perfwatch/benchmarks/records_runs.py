@@ -38,6 +38,8 @@ _RUN_OPTIONAL: Tuple[Tuple[str, type], ...] = (  # read with .get(); checked whe
     ("params", dict),
     ("osds", list),
     ("ended_at", float),
+    ("results_omitted", int),  # results left out to fit the record into the mgr store (records_fit.py)
+    ("osds_omitted", int),  # and OSDs of its list, when not even one result fits
 )
 
 

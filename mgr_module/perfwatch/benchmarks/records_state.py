@@ -24,7 +24,7 @@ def clean_baselines(data: Any) -> records.Cleaned:
             dropped.append("baseline {}: {} values that are not numbers".format(key, len(values) - len(numbers)))
         if numbers:
             out[key] = numbers
-    return records.ok(out, records.bounded(out, dropped))
+    return records.ok(out, records.bounded(out, dropped, records.MAX_RESULT_KEYS))
 
 
 _REGRESSION_REQUIRED: Tuple[Tuple[str, type], ...] = (("value", float), ("reason", str))  # _update_health formats these
@@ -60,7 +60,7 @@ def _regression_problem(key: str, value: Any) -> Optional[str]:
 
 def clean_regressions(data: Any) -> records.Cleaned:
     """bench/regressions: result key -> the verdict that raised it (Verdict fields, run_id, at, consecutive)."""
-    return records.clean_entries(data, "regressions", _regression_problem)
+    return records.clean_entries(data, "regressions", _regression_problem, records.MAX_RESULT_KEYS)
 
 
 def clean_streaks(data: Any) -> records.Cleaned:
@@ -70,7 +70,18 @@ def clean_streaks(data: Any) -> records.Cleaned:
         good = records.RESULT_KEY.match(key) and records.is_int(value) and value >= 1
         return None if good else "streak {!r}: {!r}".format(key, value)
 
-    return records.clean_entries(data, "streaks", problem)
+    return records.clean_entries(data, "streaks", problem, records.MAX_RESULT_KEYS)
+
+
+def clean_last_results(data: Any) -> records.Cleaned:
+    """bench/last_results: result key -> [value, unit] of its latest result."""
+
+    def problem(key: str, value: Any) -> Optional[str]:
+        good = records.RESULT_KEY.match(key) and isinstance(value, list) and len(value) == 2
+        good = good and records.is_number(value[0]) and value[1] in UNITS
+        return None if good else "last result {!r}: {!r}".format(key, value)
+
+    return records.clean_entries(data, "last results", problem, records.MAX_RESULT_KEYS)
 
 
 def clean_last_run(data: Any) -> records.Cleaned:

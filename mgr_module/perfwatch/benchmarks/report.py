@@ -53,6 +53,11 @@ def history_plain(runs: List[Dict[str, Any]]) -> str:
             m = Measurement.from_dict(raw)
             who = "cluster" if m.osd is None else "osd.{}".format(m.osd)
             out.append("    {:<8} {:<22} {}".format(who, m.metric, _value(m)))
+        if run.get("results_omitted"):
+            out.append(
+                "    ... and {} more results not kept (a kind's history fits one entry of the mgr's store; every "
+                "OSD's last result is in the metrics, ceph_perfwatch_bench_*)".format(run["results_omitted"])
+            )
     return "\n".join(out)
 
 

@@ -6,6 +6,7 @@ import threading
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
 from ..metrics_model import Sample
+from . import records_fit, records_state
 from .kinds import KINDS
 from .metrics import ProbeHistograms, result_samples
 from .results import Measurement
@@ -13,6 +14,7 @@ from .run import Run
 from .store import BenchStore
 
 LastResult = Tuple[float, str]  # (value, unit) of a result
+LAST_RESULTS = "last_results"  # the record of every key's latest result: a kind's history keeps what fits one entry
 
 
 class ResultBoard:
@@ -22,15 +24,17 @@ class ResultBoard:
         kinds: Optional[Iterable[str]] = None,
         device_classes: Optional[Callable[[], Dict[int, str]]] = None,
     ) -> None:
-        """Starts with the results of each kind's last run in the store's history (a failover keeps them;
-        kinds: their names, those of kinds.KINDS when None); the histograms start empty (they reset with
-        the mgr). device_classes: OSD id -> CRUSH device class now, read once per light probe finished
-        (its histograms are per class); none: every OSD in class ""."""
+        """Starts with the last result of each key as last stored, then those of each kind's last run in the
+        store's history (a failover keeps them; kinds: their names, those of kinds.KINDS when None); the
+        histograms start empty (they reset with the mgr). device_classes: OSD id -> CRUSH device class
+        now, read once per light probe finished (its histograms are per class); none: every OSD in class ""."""
         self._store = store
         self._device_classes = device_classes or dict
         self._lock = threading.Lock()
         self._last: Dict[str, LastResult] = {}  # result key -> (value, unit) of its latest result
         self._histograms = ProbeHistograms()
+        stored = store.records.load(LAST_RESULTS, records_state.clean_last_results, dict)
+        self._last.update((key, (float(value), unit)) for key, (value, unit) in stored.items())
         for kind in KINDS if kinds is None else kinds:
             for record in store.history(kind)[-1:]:
                 self._record(Measurement.from_dict(raw) for raw in record.get("results", []))
@@ -42,8 +46,13 @@ class ResultBoard:
 
     def on_finished(self, run: Run) -> None:
         """What the runner calls once a run is recorded: its results become the latest; a light probe's
-        latencies go into the histograms too."""
+        latencies go into the histograms too. The last results are stored (at most every
+        versioned.LARGE_SAVE_INTERVAL once they take several entries: 2.7 MB at 10,000 OSDs)."""
         self._record(run.measurements)
+        records = self._store.records
+        with self._lock:
+            last = {key: [value, unit] for key, (value, unit) in self._last.items()}
+        records.save(LAST_RESULTS, records_fit.fit_keys(last, records.record_max), throttled=True)
         if not run.heavy:
             try:
                 classes = self._device_classes()
@@ -59,12 +68,13 @@ class ResultBoard:
         """Result key -> the regression raised on it (what judging.py recorded in the store)."""
         return self._store.regressions()
 
-    def samples(self, outcomes: Dict[str, int], baseline_min_results: int) -> List[Sample]:
-        """The benchmark metrics: latest results, their baselines and regressions, when each kind last ran,
-        outcomes ("kind/state" -> runs that ended so), and the probe latency histograms."""
+    def samples(self, outcomes: Dict[str, int], baseline_min_results: int, with_baselines: bool = True) -> List[Sample]:
+        """The benchmark metrics: latest results, their baselines (unless with_baselines is off: the option
+        bench_export_baselines) and regressions, when each kind last ran, outcomes ("kind/state" -> runs
+        that ended so), and the probe latency histograms."""
         last = self.last_results()
         store = self._store
-        baselines = {key: store.baseline(key, baseline_min_results) for key in last}
+        baselines = {key: store.baseline(key, baseline_min_results) for key in last} if with_baselines else {}
         return (
             result_samples(last, baselines, list(store.regressions()), store.last_runs(), outcomes)
             + self._histograms.samples()

@@ -3,9 +3,10 @@ run history per kind, baselines, active regressions and their streaks, the last 
 scratch data of unfinished runs and the runs in progress.
 
 Each record is read and written by versioned.VersionedRecords and stands alone: a broken history of one
-kind costs nothing of the others. Run ids named by a broken scratch record are kept as recovered scratch,
-so their scratch can still be found by prefix. The state changes only through the methods below; what
-they return is a copy.
+kind costs nothing of the others. The records of runs fit one entry of the store each (records_fit.py);
+the baselines, which grow with the OSD count, may take several (versioned.py). Run ids named by a broken
+scratch record are kept as recovered scratch, so their scratch can still be found by prefix. The state
+changes only through the methods below; what they return is a copy.
 """
 
 import copy
@@ -14,7 +15,7 @@ import threading
 import time
 from typing import Any, Callable, Dict, Iterable, List, Optional
 
-from . import records, records_runs, records_scratch, records_state
+from . import records, records_fit, records_runs, records_scratch, records_state
 from .base import BenchError
 from .baseline import Baselines, Verdict, judge
 from .results import Measurement
@@ -36,11 +37,13 @@ class BenchStore:
         window: int,
         log: Any = None,
         clock: Callable[[], float] = time.time,
+        entry_max: int = records.ENTRY_MAX_CHARS,
+        keys: Optional[Callable[[str], Optional[List[str]]]] = None,
     ) -> None:
         self._log = log if log is not None else logging.getLogger(__name__)
         self._lock = threading.RLock()
         self._clock = clock
-        self._records = VersionedRecords(get, put, self._log, clock, self._lock)
+        self._records = VersionedRecords(get, put, self._log, clock, self._lock, entry_max, keys)
         load = self._records.load
         self.history_limit = min(max(1, history_limit), records.MAX_HISTORY)
         self._baselines = Baselines(max(1, window), load("baselines", records_state.clean_baselines, dict))
@@ -55,8 +58,7 @@ class BenchStore:
             self._recovered.update(self._records.found)
             records.bound(self._recovered)
             self._save("recovered_scratch", self._recovered)
-        # Runs in progress (run id -> record with the results so far): what a mgr that dies leaves here
-        # is recorded as interrupted by the next one (take_interrupted).
+        # Runs in progress (run id -> record with the results so far); the next mgr's take_interrupted
         self._running: Dict[str, Dict[str, Any]] = load("running", records_runs.clean_running, dict)
         # Scratch pools perfwatch began to create (pool name -> {"pool_max", "at"}): a mgr restart between
         # `osd pool create` and tagging the pool leaves one untagged, which this record proves is perfwatch's.
@@ -66,12 +68,12 @@ class BenchStore:
         self._history: Dict[str, List[Dict[str, Any]]] = {}
 
     @property
-    def problems(self) -> List[str]:
-        """The last few load problems, as logged."""
-        return list(self._records.problems)
+    def records(self) -> VersionedRecords:
+        """Where another part's record is kept too (result_board.py: the last result of each key)."""
+        return self._records
 
-    def _save(self, name: str, value: Any) -> None:
-        self._records.save(name, value)
+    def _save(self, name: str, value: Any) -> int:
+        return self._records.save(name, value)
 
     # ----- history and the last run of each kind ------------------------------------------------------
 
@@ -100,6 +102,7 @@ class BenchStore:
         with self._lock:
             runs.append(record)
             del runs[: -self.history_limit]
+            runs[:] = records_fit.fit_runs(runs, self._records.entry_max)
             self._last_run[kind] = record.get("ended_at") or record.get("started_at") or 0.0
         self._save("history/" + kind, runs)
         self._save("last_run", self._last_run)
@@ -171,18 +174,19 @@ class BenchStore:
             for key in keys:
                 self._regressions.pop(key, None)
                 self._streaks.pop(key, None)
-        self.save_baselines()
-        self.save_regressions()
+        self.save_baselines(now=True)
+        self.save_regressions(now=True)
 
-    def save_baselines(self) -> None:
-        self._records.bound("baselines", self._baselines.history)
-        self._save("baselines", self._baselines.history)
+    def save_baselines(self, now: bool = False) -> None:
+        """Once in parts, at most every versioned.LARGE_SAVE_INTERVAL unless `now` (an operator's reset)."""
+        self._records.bound("baselines", self._baselines.history, records.MAX_RESULT_KEYS)
+        fitted = records_fit.fit_values(self._baselines.history, self._records.record_max)
+        self._records.save("baselines", fitted, throttled=not now)
 
-    def save_regressions(self) -> None:
-        self._records.bound("regressions", self._regressions)
-        self._records.bound("streaks", self._streaks)
-        self._save("regressions", self._regressions)
-        self._save("streaks", self._streaks)
+    def save_regressions(self, now: bool = False) -> None:
+        for name, mapping in (("regressions", self._regressions), ("streaks", self._streaks)):
+            self._records.bound(name, mapping, records.MAX_RESULT_KEYS)
+            self._records.save(name, records_fit.fit_keys(mapping, self._records.record_max), throttled=not now)
 
     # ----- scratch and runs in progress -----------------------------------------------------------------
 
@@ -263,6 +267,7 @@ class BenchStore:
         with self._lock:
             self._running[record["run_id"]] = record
             self._records.bound("runs in progress", self._running)
+            self._running = records_fit.fit_running(self._running, self._records.entry_max)
         self._save("running", self._running)
 
     def drop_running(self, run_id: str) -> None:

@@ -2,8 +2,11 @@
 
 Every record is written as {"version": records.VERSION, "data": ...}. Reading one never raises: an older
 record is migrated; a newer, unreadable or wrongly shaped one is copied to "bench/aside/<key>/<time>" (at
-most ASIDE_MAX of them, none larger than ASIDE_MAX_CHARS; never read again) and replaced by what could be
+most ASIDE_MAX of them, none longer than one entry; never read again) and replaced by what could be
 kept of it, with one log line. Run ids named by broken scratch material are collected in `found`.
+
+A record longer than one entry of the store is written in parts (record_parts.py); one that takes
+several is written at most every LARGE_SAVE_INTERVAL seconds when the caller says it may wait.
 """
 
 import json
@@ -12,13 +15,17 @@ import time
 from typing import Any, Callable, Dict, List, Optional
 
 from . import records
+from .record_parts import PARTS_MAX, Parts, TornRecord
 
 PREFIX = "bench/"
 ASIDE_PREFIX = PREFIX + "aside/"
 ASIDE_INDEX = "aside_index"
 ASIDE_MAX = 20  # records kept aside; the oldest is deleted when one more comes
-ASIDE_MAX_CHARS = 65536  # larger ones are dropped, not copied (the mon's config-key entry limit is 64 KiB)
 PROBLEMS_KEPT = 20
+# Seconds between two throttled writes of a record in parts (the baselines of a large cluster: about 55
+# entries, 3.3 MB, at 10,000 OSDs): every light probe round changes them, and each write goes through the
+# mons' consensus. A failover loses the values of the rounds since: a few of each rolling median's window.
+LARGE_SAVE_INTERVAL = 300.0
 
 
 class VersionedRecords:
@@ -29,7 +36,14 @@ class VersionedRecords:
         log: Any,
         clock: Callable[[], float],
         lock: "threading.RLock",
+        entry_max: int = records.ENTRY_MAX_CHARS,
+        keys: Optional[Callable[[str], Optional[List[str]]]] = None,
     ) -> None:
+        """keys(prefix): the store's keys that start with prefix, when the store can list them."""
+        self.entry_max = entry_max  # a set-aside copy longer than this is dropped, not copied
+        self._parts = Parts(get, put, keys, entry_max)
+        self.record_max = PARTS_MAX * entry_max  # the longest record it writes; callers fit theirs within
+        self._parts_written: Dict[str, float] = {}  # name -> when a record was last written in parts
         self._get = get
         self._put = put
         self._log = log
@@ -50,6 +64,17 @@ class VersionedRecords:
             self._problem("cannot read {} ({}: {}); starting it empty".format(key, type(exc).__name__, exc))
             return default()
         if raw is None or raw == "":
+            return default()
+        try:
+            raw = self._parts.joined(key, raw)
+        except TornRecord as exc:  # what its parts that could be read say (run ids of scratch, for cleanup)
+            why = "is in parts that do not fit together ({})".format(exc)
+            self._parts.forget(key)
+            return self._unusable(name, exc.partial or str(raw), why, default)
+        except Exception as exc:  # a part that cannot be read: read again next start
+            self._problem(
+                "cannot read the parts of {} ({}: {}); starting it empty".format(key, type(exc).__name__, exc)
+            )
             return default()
         try:
             return self._decode(name, raw, clean, default)
@@ -110,7 +135,7 @@ class VersionedRecords:
 
     def _set_aside(self, name: str, text: str) -> str:
         """Copy a record to bench/aside/<name>/<time>; returns what happened, for the log line."""
-        if len(text) > ASIDE_MAX_CHARS:
+        if len(text) > self.entry_max:
             return "dropped it ({} characters: too large to set aside)".format(len(text))
         try:
             with self._lock:
@@ -134,6 +159,10 @@ class VersionedRecords:
     def _aside_index(self) -> List[str]:
         if self._aside is None:
             raw = self._get(PREFIX + ASIDE_INDEX)  # may raise: then read again next time
+            try:
+                raw = self._parts.joined(PREFIX + ASIDE_INDEX, raw)
+            except TornRecord:
+                raw = None
             self._aside = []
             if raw:
                 try:
@@ -149,26 +178,38 @@ class VersionedRecords:
 
     # ----- writing ------------------------------------------------------------------------------
 
-    def save(self, name: str, value: Any, strict: bool = False) -> None:
-        """Write one record in its envelope. A failure is a log line: the next save tries again; with
-        strict, it is raised too (for a record that must be stored before what it records is done)."""
+    def save(self, name: str, value: Any, strict: bool = False, throttled: bool = False) -> int:
+        """Write one record in its envelope, in parts when it is longer than entry_max; returns the entries
+        it took (0 when it failed or was throttled: a record last written in parts is then not written again
+        within LARGE_SAVE_INTERVAL). A failure is a log line: the next save tries again; with strict, it is
+        raised too (for a record that must be stored before what it records is done)."""
+        if throttled and 0 <= self._clock() - self._parts_written.get(name, -LARGE_SAVE_INTERVAL) < LARGE_SAVE_INTERVAL:
+            return 0
         try:
             with self._lock:  # run threads change these while others save them
                 text = json.dumps({"version": records.VERSION, "data": value}, sort_keys=True)
-            self._put(PREFIX + name, text)
+            return self._write(name, text)
         except Exception as exc:
             self._log.error("perfwatch: cannot save %s%s (%s: %s)", PREFIX, name, type(exc).__name__, exc)
             if strict:
                 raise
+            return 0
 
-    def bound(self, what: str, mapping: Dict[str, Any]) -> None:
-        """Trim a mapping to records.MAX_KEYS keys, with a log line naming what was dropped."""
+    def _write(self, name: str, text: str) -> int:
+        entries = self._parts.write(PREFIX + name, text)
+        if entries > 1:
+            self._parts_written[name] = self._clock()
+        else:
+            self._parts_written.pop(name, None)
+        return entries
+
+    def bound(self, what: str, mapping: Dict[str, Any], limit: Optional[int] = None) -> None:
+        """Trim a mapping to `limit` (records.MAX_KEYS) keys, with a log line naming what was dropped."""
+        limit = records.MAX_KEYS if limit is None else limit
         with self._lock:
-            extra = records.bound(mapping)
+            extra = records.bound(mapping, limit)
         if extra:
-            self._log.warning(
-                "perfwatch: %s beyond %d keys: dropped %d%s", what, records.MAX_KEYS, len(extra), sample(extra)
-            )
+            self._log.warning("perfwatch: %s beyond %d keys: dropped %d%s", what, limit, len(extra), sample(extra))
 
 
 def sample(items: List[str], n: int = 3) -> str:
