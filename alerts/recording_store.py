@@ -86,9 +86,12 @@ def store_rules(p: Profile) -> list[Rule]:
                 ),
             ),
         ),
+        # 1 while a result is a regression (the module exports the flag only then), 0 for the other results
+        # with a baseline (the ratio above: evaluated first, in this group)
         rule(
             "cluster:ceph_perfwatch_bench_regression:bool",
-            by(f"{CLUSTER}, ceph_daemon, kind, metric", "max", sel("ceph_perfwatch_bench_regression", mod)),
+            by(f"{CLUSTER}, ceph_daemon, kind, metric", "max", sel("ceph_perfwatch_bench_regression", mod))
+            + "\nor 0 * cluster:ceph_perfwatch_bench_performance:ratio_baseline",
         ),
         rule("cluster:ceph_perfwatch_stored:bytes", by(CLUSTER, "sum", sel("ceph_pool_stored", p.ceph_selector))),
         rule(

@@ -49,8 +49,8 @@ def results() -> Row:
             ),
             states(
                 "Regressions",
-                "One line per benchmark result that is a regression now (the module exports none for the "
-                "others; its health check PERFWATCH_BENCH_REGRESSION names them too). A regression on an OSD "
+                "One line per benchmark result with a baseline (or a regression): red while it is a regression "
+                "(the module's health check PERFWATCH_BENCH_REGRESSION names it too). A regression on an OSD "
                 "with a saturated resource is explained by it; alone, suspect the device.",
                 [q("cluster:ceph_perfwatch_bench_regression:bool", CLUSTER, legend=RESULT)],
                 ("ok", "regressed"),

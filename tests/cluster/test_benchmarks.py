@@ -49,6 +49,13 @@ def metrics(lab: LabHandle) -> str:
         return resp.read().decode()
 
 
+def regression_flags(lab: LabHandle) -> list[str]:
+    """The label sets of the module's regression flags: it exports one only while it is 1."""
+    lines = [line for line in metrics(lab).splitlines() if line.startswith("ceph_perfwatch_bench_regression{")]
+    assert all(line.endswith(" 1") for line in lines), lines
+    return [line.split("{", 1)[1].rsplit("}", 1)[0] for line in lines]
+
+
 def scratch_objects(lab: LabHandle, prefix: str) -> list[str]:
     proc = subprocess.run(
         ["rados", "-c", str(lab.conf), "-p", SCRATCH_POOL, "-N", SCRATCH_NS, "ls"],
@@ -344,6 +351,9 @@ def test_a_throttled_osd_is_the_one_named_not_the_peers_whose_writes_wait_for_it
             "PERFWATCH_BENCH_REGRESSION raised",
         )
         assert check["summary"]["message"].endswith(f": osd.{victim}"), check
+        # the module exports the flag of the one regression, and none for the results that are not
+        flags = wait_until(lambda: regression_flags(bench), 60, "the regression flag on the module's endpoint")
+        assert flags == [f'ceph_daemon="osd.{victim}",kind="rados",metric="write_latency"'], flags
     finally:
         cleared = run_lab(bench.dir, "clear", "media")
         assert cleared.returncode == 0, cleared.stderr
@@ -353,6 +363,7 @@ def test_a_throttled_osd_is_the_one_named_not_the_peers_whose_writes_wait_for_it
         30,
         "PERFWATCH_BENCH_REGRESSION cleared",
     )
+    wait_until(lambda: not regression_flags(bench), 60, "no regression flag left on the module's endpoint")
 
 
 @pytest.mark.every_release
