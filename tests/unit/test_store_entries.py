@@ -36,7 +36,7 @@ class MonStore(KV):
     def put(self, key: str, value: str | None) -> None:
         if key in self.refuse:
             raise RuntimeError("the mgr died before writing " + key)
-        assert value is None or len(value) <= self.limit, f"{key}: {len(value)} characters"
+        assert value is None or len(value.encode("utf-8")) <= self.limit, f"{key}: {len(value)} characters"
         self.writes.append(key)
         super().put(key, value)
 
@@ -389,3 +389,12 @@ def test_every_osds_last_result_outlives_a_failover_when_the_history_keeps_only_
     assert store.history("osd")[-1]["results_omitted"] > 9_000, "the history keeps only part of the run"
     again = ResultBoard(store_of(kv), kinds=["osd"])  # the next active mgr
     assert again.last_results() == board.last_results() and len(again.last_results()) == 10_000
+
+
+def test_a_broken_record_longer_in_bytes_than_an_entry_is_not_set_aside() -> None:
+    kv = MonStore(1000)
+    kv[PREFIX + "streaks"] = "é" * 600  # 600 characters, 1,200 bytes: not JSON
+    log = Log()
+    store_of(kv, log=log)
+    assert "too large to set aside" in log.problems()[0], log.problems()
+    assert not [k for k in kv if k.startswith(PREFIX + "aside/")]

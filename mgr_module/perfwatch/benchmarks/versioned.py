@@ -135,7 +135,7 @@ class VersionedRecords:
 
     def _set_aside(self, name: str, text: str) -> str:
         """Copy a record to bench/aside/<name>/<time>; returns what happened, for the log line."""
-        if len(text) > self.entry_max:
+        if len(text.encode("utf-8")) > self.entry_max:  # bytes: planted text need not be ASCII
             return "dropped it ({} characters: too large to set aside)".format(len(text))
         try:
             with self._lock:
