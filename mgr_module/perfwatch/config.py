@@ -22,7 +22,9 @@ class Config(NamedTuple):
     scratch_namespace: str
     scratch_pool_create: bool
     scratch_pool_pg_num: int
+    scratch_pool_pgs_per_osd: int
     rados_probe_interval: int
+    rados_probe_osds_per_round: int
     rgw_probe_interval: int
     net_probe_interval: int
     osd_bench_interval: int

@@ -210,3 +210,17 @@ BENCH_PROBE = _declare(
     "figures are bench_latency_seconds and its baseline)",
     ("kind", "metric", "device_class"),
 ).name
+BENCH_PROBE_COVERAGE = _declare(
+    "bench_probe_coverage_osds",
+    "gauge",
+    "Up OSDs by what the light probe knows of them: fresh (a result within the rounds it takes to cover every "
+    "reachable OSD, plus one), waiting (reachable, their turn comes) or unreachable (the acting primary of no "
+    "scratch PG: not measured). In memory: after a failover every OSD waits until probed again",
+    ("kind", "state"),
+).name
+BENCH_PROBE_ROUNDS_TO_COVER = _declare(
+    "bench_probe_rounds_to_cover",
+    "gauge",
+    "Rounds the light probe takes to measure every reachable OSD (at most rados_probe_osds_per_round a round)",
+    ("kind",),
+).name

@@ -156,6 +156,26 @@ class MgrAdapter(CephAdapter):
                 return int(pool["pool"]), int(pool["pg_num"])
         return None
 
+    def pool_entry(self, name: str) -> Optional[Dict[str, Any]]:
+        """The pool as the OSD map has it (pg_num, pg_num_target, size, options, ...), None if absent."""
+        for pool in self._pools():
+            if pool.get("pool_name") == name:
+                return dict(pool)
+        return None
+
+    def pool_entries(self) -> List[Dict[str, Any]]:
+        return [dict(pool) for pool in self._pools()]
+
+    def in_osd_count(self) -> int:
+        return sum(1 for osd in (self.module.get("osd_map") or {}).get("osds", []) if osd.get("in"))
+
+    def ceph_option(self, name: str) -> Any:
+        return self.module.get_ceph_option(name)
+
+    def set_pool(self, name: str, var: str, value: int) -> None:
+        self.module.log.info("scratch pool %s: setting %s to %s", name, var, value)
+        self.mon_command({"prefix": "osd pool set", "pool": name, "var": var, "val": str(value)})
+
     def pool_applications(self, name: str) -> Optional[Dict[str, Dict[str, str]]]:
         for pool in self._pools():
             if pool.get("pool_name") == name:

@@ -127,8 +127,9 @@ class Module(SecretsCommands, MgrModule):
         collector = Collector(
             adapter,
             log=self.log,
-            extra_samples=lambda: board.samples(
-                runner.outcomes(), self._config.baseline_min_results, self._config.bench_export_baselines
+            extra_samples=lambda: (
+                board.samples(runner.outcomes(), self._config.baseline_min_results, self._config.bench_export_baselines)
+                + runner.coverage_samples(time.time())
             ),
         )
         self.collector = collector

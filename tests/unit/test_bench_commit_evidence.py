@@ -7,6 +7,7 @@ import threading
 import time
 from typing import Any
 
+from perfwatch import options
 from perfwatch.benchmarks.commit_evidence import (
     MAX_OSDS,
     commit_reading,
@@ -15,6 +16,7 @@ from perfwatch.benchmarks.commit_evidence import (
     window_latency,
 )
 from perfwatch.benchmarks.planning import OsdInfo
+from perfwatch.benchmarks.probe_coverage import ProbeCoverage
 from perfwatch.benchmarks.rados_latency import RadosLatency
 
 
@@ -154,7 +156,8 @@ class _Ctx:
     log = _Log()
 
     def __init__(self, adapter: _Adapter) -> None:
-        self.options = {"max_requests_in_flight": 8}
+        self.options = {**options.defaults(), "max_requests_in_flight": 8}
+        self.coverage = ProbeCoverage()
         self.adapter = adapter
         self.osds = [OsdInfo(o, f"host{o}", True, "hdd") for o in range(3)]
         self.acting: dict[int, list[int]] = {}

@@ -10,6 +10,7 @@ from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
 
 from .capacity import RECHECK_SECONDS, CapacityView, crossed_margin
 from .planning import OsdInfo
+from .probe_coverage import ProbeCoverage
 from .results import Measurement
 
 STATS_WAIT_SECONDS = 15.0  # how long a run waits for the OSD figures of a mgr that just became active
@@ -51,6 +52,7 @@ class Context:
         osd_latency_guard: Callable[[List[int]], Optional[str]],
         pool_creations: Any,
         requested: Optional[Dict[str, Optional[int]]] = None,
+        coverage: Optional[ProbeCoverage] = None,
     ) -> None:
         self.run_id = run_id
         self.adapter = adapter
@@ -79,6 +81,8 @@ class Context:
         # Results as they come in (a kind that measures OSD by OSD adds each): what the history keeps
         # of a run that is interrupted (its mgr died) before it could return them.
         self.measured: List[Measurement] = []
+        # When each OSD last had a light probe result: which OSDs a round takes (probe_coverage.py).
+        self.coverage = coverage if coverage is not None else ProbeCoverage()
 
     def remaining(self) -> float:
         return self.deadline - time.monotonic()

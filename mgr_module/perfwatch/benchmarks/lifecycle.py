@@ -14,6 +14,7 @@ from . import guard, scratch
 from .base import BenchError, Benchmark, Cancelled
 from .capacity import CapacityUnknown
 from .planning import OsdInfo
+from .probe_coverage import ProbeCoverage
 from .radosio import OpTimeout
 from .run import Run, new_run_id
 from .run_context import make_context
@@ -52,6 +53,7 @@ class Lifecycle:
         self._on_finished = on_finished
         self._cleanup_run = cleanup_run
         self._judge_run = judge_run
+        self.coverage = ProbeCoverage("rados")  # the light rados probe's: which OSDs it measured when
         self._lock = threading.Lock()  # the runs and the outcome counts
         self._finish_lock = threading.Lock()  # a run is judged, counted and recorded as one step
         self._runs: Dict[str, Run] = {}  # running, and the last few finished
@@ -166,7 +168,9 @@ class Lifecycle:
         try:
             if run.heavy:
                 self._progress.update(ev_id, "perfwatch {} bench starting".format(run.kind), 0.0)
-            ctx = make_context(run, plan, opts, self._adapter, self._io_factory, self._store, self._progress, self._log)
+            ctx = make_context(
+                run, plan, opts, self._adapter, self._io_factory, self._store, self._progress, self._log, self.coverage
+            )
             try:
                 run.measurements = kind.run(ctx)
                 run.acting = dict(ctx.acting)

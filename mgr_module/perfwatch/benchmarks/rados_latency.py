@@ -6,7 +6,6 @@ new objects at `queue_depth` for that long, then reads of them, like `rados benc
 """
 
 import os
-import threading
 import time
 from typing import Any, Dict, List
 
@@ -14,10 +13,12 @@ from .base import BenchError, Benchmark, Context, ParamSpec
 from .capacity import CapacityView, check_nearfull, pool_osds, rados_max_objects
 from .commit_evidence import BUDGET_SECONDS, MAX_OSDS, read_all, window_latency
 from .placement import names_per_primary, pg_of
+from .probe_phases import ProbePhases
 from .qd_loop import run_at_queue_depth
 from .radosio import RadosIO
 from .results import Measurement
 from .scratch import cleanup_prefixed, ensure_pool, scratch_location
+from .scratch_pgs import SPLIT_WAIT_SECONDS, grow, wait_settled
 
 BLOCK = 4096
 
@@ -59,11 +60,16 @@ class RadosLatency(Benchmark):
         try:
             if ctx.params["seconds"] > 0:
                 return self._round(ctx, io)
+            if wait_settled(ctx.adapter, pool, min(SPLIT_WAIT_SECONDS, max(0.0, ctx.remaining() / 4))):
+                pool_id, pg_num = ctx.adapter.pool(pool) or (pool_id, pg_num)  # the count it settled at
             return self._probe(ctx, io, pool_id, pg_num, ns)
         finally:
             io.close()
 
     def _probe(self, ctx: Context, io: RadosIO, pool_id: int, pg_num: int, ns: str) -> List[Measurement]:
+        """Up to rados_probe_osds_per_round reachable OSDs, those measured longest ago first (ctx.coverage):
+        each gets an object it is acting primary of, written, read and removed, at most one op per second
+        on each OSD and max_requests_in_flight ops in flight."""
         up = [o.id for o in ctx.osds if o.up]
         primaries = ctx.adapter.pg_primaries(pool_id)
         if not primaries:
@@ -71,65 +77,41 @@ class RadosLatency(Benchmark):
                 "the mgr holds no PG stats of scratch pool {} yet (just created, or this mgr became active "
                 "moments ago): the next probe will have them".format(ctx.options["scratch_pool"])
             )
-        names = names_per_primary(up, primaries, pg_num, ns, ctx.run_id)
+        per_round = int(ctx.options.get("rados_probe_osds_per_round", len(up) or 1))
+        interval = float(ctx.options.get("rados_probe_interval", 0))
+        chosen = ctx.coverage.choose(up, set(primaries.values()), per_round, interval)
+        names = names_per_primary(chosen, primaries, pg_num, ns, ctx.run_id)
         acting = ctx.adapter.pg_acting(pool_id) if hasattr(ctx.adapter, "pg_acting") else {}
         for probed, obj in names.items():
             members = acting.get(pg_of(obj, ns, pg_num)) if obj is not None else None
             if members:
                 ctx.acting[probed] = members
-        data = os.urandom(BLOCK)
-        results: List[Measurement] = []
-        lock = threading.Lock()
-        missing = [osd for osd, name in names.items() if name is None]
-        if missing:
-            ctx.log.info("no scratch PG has %s as primary; not probed", ", ".join("osd.{}".format(o) for o in missing))
-
-        def probe(osd: int, name: str) -> None:
-            t0 = time.monotonic()
-            write = io.write_full(name, data, ctx.step_timeout(io.timeout))
-            time.sleep(max(0.0, 1.0 - (time.monotonic() - t0)))  # at most one op per second per OSD
-            t1 = time.monotonic()
-            read = io.read(name, BLOCK, ctx.step_timeout(io.timeout))
-            time.sleep(max(0.0, 1.0 - (time.monotonic() - t1)))
-            io.remove(name, ctx.step_timeout(io.timeout))
-            with lock:
-                results.append(Measurement(self.name, "write_latency", osd, write, "seconds"))
-                results.append(Measurement(self.name, "read_latency", osd, read, "seconds"))
-
-        workers = max(1, int(ctx.options["max_requests_in_flight"]))
+        unreachable = len(set(up) - set(primaries.values()))
+        if unreachable:
+            ctx.log.info("rados probe: %d up OSDs are the acting primary of no scratch PG: not probed", unreachable)
         todo = [(osd, name) for osd, name in sorted(names.items()) if name is not None]
-        members = {m for probed, _ in todo for m in ctx.acting.get(probed, [probed])}
-        commits_before = self._commit_readings(ctx, members, workers)
-        errors: List[str] = []
-        for start in range(0, len(todo), workers):
-            ctx.check()
-            threads = []
-            for osd, name in todo[start : start + workers]:
-
-                def guarded(osd: int = osd, name: str = name) -> None:
-                    try:
-                        probe(osd, name)
-                    except Exception as exc:  # nothing may escape a probe thread
-                        errors.append("osd.{}: {}".format(osd, exc))
-                        if not isinstance(exc, BenchError) or "no answer" in str(exc):
-                            ctx.unsettled = True
-
-                thread = threading.Thread(target=guarded, daemon=True)
-                thread.start()
-                threads.append(thread)
-            for thread in threads:
-                thread.join(timeout=max(1.0, ctx.remaining()))
-                if thread.is_alive():
-                    ctx.unsettled = True
-            ctx.progress(min(1.0, (start + workers) / max(1, len(todo))), "rados probe")
         if not todo:
             raise BenchError("no up OSD is the acting primary of a scratch PG (PGs peering or remapped?)")
+        workers = max(1, int(ctx.options["max_requests_in_flight"]))
+        members = {m for probed, _ in todo for m in ctx.acting.get(probed, [probed])}
+        commits_before = self._commit_readings(ctx, members, workers)
+        data = os.urandom(BLOCK)
+        phases = ProbePhases(ctx, workers)
+        writes = phases.run("write", todo, lambda name: io.write_full(name, data, ctx.step_timeout(io.timeout)))
+        written = [(osd, name) for osd, name in todo if osd in writes]
+        reads = phases.run("read", written, lambda name: io.read(name, BLOCK, ctx.step_timeout(io.timeout)))
+        phases.run("remove", written, lambda name: io.remove(name, ctx.step_timeout(io.timeout)))
         if commits_before:
             ctx.commit_latency = window_latency(commits_before, self._commit_readings(ctx, members, workers))
-        if errors and not results:
-            raise BenchError("; ".join(errors))
-        for error in errors:
+        results = [Measurement(self.name, "write_latency", osd, writes[osd], "seconds") for osd, _ in written]
+        results += [Measurement(self.name, "read_latency", osd, reads[osd], "seconds") for osd, _ in written
+                    if osd in reads]  # fmt: skip
+        if phases.errors and not results:
+            raise BenchError("; ".join(phases.errors))
+        for error in phases.errors:
             ctx.log.warning("rados probe: %s", error)
+        ctx.coverage.measured({m.osd for m in results if m.osd is not None}, time.time())
+        grow(ctx.adapter, ctx.options["scratch_pool"], ctx.options, ctx.log)  # for the next rounds
         return results
 
     @staticmethod

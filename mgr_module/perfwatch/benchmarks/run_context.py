@@ -8,6 +8,7 @@ from typing import Any, Callable, Dict, List, Optional
 from . import guard
 from .base import Context
 from .planning import OsdInfo
+from .probe_coverage import ProbeCoverage
 from .run import Run
 from .store import BenchStore
 
@@ -23,6 +24,7 @@ def make_context(
     store: BenchStore,
     progress_events: Any,
     log: Any,
+    coverage: Optional[ProbeCoverage] = None,
 ) -> Context:
     """progress_events: .update(ev_id, msg, fraction), shown in `ceph -s` for heavy runs."""
     ev_id = "perfwatch-" + run.run_id
@@ -59,6 +61,7 @@ def make_context(
         osd_latency_guard=latency_guard(adapter, [o.id for o in plan], float(opts["abort_client_latency_ms"]) / 1000),
         pool_creations=store,
         requested=run.requested,
+        coverage=coverage,
     )
     return ctx
 

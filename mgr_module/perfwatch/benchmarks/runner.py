@@ -5,6 +5,7 @@ lifecycle (lifecycle.py), judging (judging.py), scratch cleanup (cleanup.py), th
 import threading
 from typing import Any, Callable, Dict, List, Optional
 
+from ..metrics_model import Sample
 from . import overview, scheduling
 from .base import Benchmark
 from .cleanup import ScratchCleaner
@@ -79,6 +80,10 @@ class Runner:
     def outcomes(self) -> Dict[str, int]:
         """ "kind/state" -> how many runs ended so, for the metrics."""
         return self._lifecycle.outcomes()
+
+    def coverage_samples(self, now: float) -> List[Sample]:
+        """How many up OSDs the light rados probe has a fresh result of (probe_coverage.py)."""
+        return self._lifecycle.coverage.samples(now)
 
     def cancel(self, run_id: Optional[str] = None) -> List[str]:
         return self._lifecycle.cancel(run_id)
