@@ -84,6 +84,8 @@ def test_an_osd_that_comes_up_or_becomes_reachable_is_taken_first() -> None:
 
 def test_results_age_out_of_fresh_and_down_osds_are_not_counted() -> None:
     coverage = ProbeCoverage()
+    coverage.choose(range(4), [0, 1, 2], 2, 0.0)  # probes on command only: a round counts as a minute
+    assert coverage.fresh_seconds() == 180.0
     coverage.choose(range(4), [0, 1, 2], 2, 60.0)  # 3 reachable, 2 a round: 2 rounds, fresh for 3
     coverage.measured([0, 1], 0.0)
     assert coverage.fresh_seconds() == 180.0

@@ -14,6 +14,7 @@ from .. import metric_families as mf
 from ..metrics_model import Sample
 
 STATES = ("fresh", "waiting", "unreachable")  # of an up OSD: together they count every up OSD
+MIN_ROUND_SECONDS = 60.0  # a round's length in the fresh window when probes run more often, or only on command
 MAX_POOL_PG_NUM = 65536  # mon_max_pool_pg_num's default: the mon refuses more PGs in one pool
 
 
@@ -78,9 +79,10 @@ class ProbeCoverage:
 
     def fresh_seconds(self) -> float:
         """How old a result may be and still count as fresh: the rounds to cover every reachable OSD, plus
-        one round's slack (a round that ran late)."""
+        one round's slack (a round that ran late), each as long as the probe interval, at least a minute."""
         with self._lock:
-            return (rounds_to_cover(len(self._reachable), self._per_round) + 1) * self._interval
+            rounds = rounds_to_cover(len(self._reachable), self._per_round) + 1
+            return rounds * max(MIN_ROUND_SECONDS, self._interval)
 
     def counts(self, now: float) -> Dict[str, int]:
         """Up OSDs by state: fresh (a result within fresh_seconds), waiting (reachable, no fresh result
