@@ -3,15 +3,6 @@ unit tests and bench scripts pass fakes. Everything here is plain data."""
 
 from typing import Any, Dict, List, Optional, Tuple
 
-from .fetch_reasons import (  # noqa: F401  (why a daemon could not be read: imported from here too)
-    REASON_BUSY,
-    REASON_DECODE,
-    REASON_DOWN,
-    REASON_ERROR,
-    REASON_TIMEOUT,
-    REASONS,
-)
-
 
 class FetchError(Exception):
     def __init__(self, reason: str, detail: str = "") -> None:

@@ -8,7 +8,8 @@ import time
 from typing import Callable, Dict, List, NamedTuple, Optional, Tuple
 
 from . import counters, exposition
-from .adapter import REASON_DECODE, REASON_DOWN, REASON_ERROR, REASON_TIMEOUT, CephAdapter, FetchError
+from .adapter import CephAdapter, FetchError
+from .fetch_reasons import REASON_DECODE, REASON_DOWN, REASON_ERROR, REASON_TIMEOUT
 from .metric_families import (
     CACHE_AGE,
     COLLECTIONS,

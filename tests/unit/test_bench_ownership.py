@@ -7,10 +7,11 @@ from typing import Any
 
 import pytest
 
-from perfwatch.adapter import REASON_ERROR, FetchError
+from perfwatch.adapter import FetchError
 from perfwatch.benchmarks import records_scratch, rgw_index, scratch
 from perfwatch.benchmarks.base import BenchError
 from perfwatch.benchmarks.store import BenchStore
+from perfwatch.fetch_reasons import REASON_ERROR
 
 from .test_bench_store import KV
 

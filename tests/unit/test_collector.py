@@ -4,8 +4,8 @@ import time
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from perfwatch.adapter import REASONS
 from perfwatch.collector import Collector, Settings, unavailable_report
+from perfwatch.fetch_reasons import REASONS
 
 from .fakes import FakeAdapter
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from perfwatch import options
-from perfwatch.adapter import REASON_ERROR, FetchError
+from perfwatch.adapter import FetchError
 from perfwatch.benchmarks import probe_phases
 from perfwatch.benchmarks.base import BenchError
 from perfwatch.benchmarks.planning import OsdInfo
@@ -18,6 +18,7 @@ from perfwatch.benchmarks.probe_coverage import ProbeCoverage
 from perfwatch.benchmarks.probe_phases import ProbePhases
 from perfwatch.benchmarks.rados_latency import RadosLatency
 from perfwatch.benchmarks.scratch_pgs import changing, grow, wait_settled
+from perfwatch.fetch_reasons import REASON_ERROR
 
 
 class Log:

@@ -50,9 +50,10 @@ class ResultBoard:
         versioned.LARGE_SAVE_INTERVAL once they take several entries: 2.7 MB at 10,000 OSDs)."""
         self._record(run.measurements)
         records = self._store.records
-        with self._lock:
-            last = {key: [value, unit] for key, (value, unit) in self._last.items()}
-        records.save(LAST_RESULTS, records_fit.fit_keys(last, records.record_max), throttled=True)
+        if not records.held_back(LAST_RESULTS):  # a copy of 60,000 results only when it is written
+            with self._lock:
+                last = {key: [value, unit] for key, (value, unit) in self._last.items()}
+            records.save(LAST_RESULTS, records_fit.fit_keys(last, records.record_max), throttled=True)
         if not run.heavy:
             try:
                 classes = self._device_classes()

@@ -4,7 +4,8 @@ import threading
 import time
 from typing import Any, Callable, Dict, Optional, Tuple
 
-from ..adapter import REASON_ERROR, FetchError
+from ..adapter import FetchError
+from ..fetch_reasons import REASON_ERROR
 from .base import BenchError
 
 

@@ -22,8 +22,8 @@ ASIDE_PREFIX = PREFIX + "aside/"
 ASIDE_INDEX = "aside_index"
 ASIDE_MAX = 20  # records kept aside; the oldest is deleted when one more comes
 PROBLEMS_KEPT = 20
-# Seconds between two throttled writes of a record in parts (the baselines of a large cluster: about 55
-# entries, 3.3 MB, at 10,000 OSDs): every light probe round changes them, and each write goes through the
+# Seconds between two throttled writes of a record in parts (the baselines of a large cluster: about 14
+# entries of 60,000 characters at 10,000 OSDs): every light probe round changes them, and each write goes through the
 # mons' consensus. A failover loses the values of the rounds since: a few of each rolling median's window.
 LARGE_SAVE_INTERVAL = 300.0
 
@@ -178,12 +178,16 @@ class VersionedRecords:
 
     # ----- writing ------------------------------------------------------------------------------
 
+    def held_back(self, name: str) -> bool:
+        """Whether a throttled save of the record would be skipped now (written in parts moments ago)."""
+        return 0 <= self._clock() - self._parts_written.get(name, -LARGE_SAVE_INTERVAL) < LARGE_SAVE_INTERVAL
+
     def save(self, name: str, value: Any, strict: bool = False, throttled: bool = False) -> int:
         """Write one record in its envelope, in parts when it is longer than entry_max; returns the entries
         it took (0 when it failed or was throttled: a record last written in parts is then not written again
         within LARGE_SAVE_INTERVAL). A failure is a log line: the next save tries again; with strict, it is
         raised too (for a record that must be stored before what it records is done)."""
-        if throttled and 0 <= self._clock() - self._parts_written.get(name, -LARGE_SAVE_INTERVAL) < LARGE_SAVE_INTERVAL:
+        if throttled and self.held_back(name):
             return 0
         try:
             with self._lock:  # run threads change these while others save them
