@@ -7,6 +7,7 @@ from grafana_foundation_sdk.models import dashboard as dm
 
 from .common import (
     CLUSTER,
+    MODULE,
     Row,
     Steps,
     board,
@@ -89,6 +90,18 @@ def distributions() -> Row:
                 width=6,
             )
             for kind, metric, what in HEATMAPS
+        ]
+        + [
+            graph(
+                "rados probe: OSDs with a fresh result",
+                "The up OSDs by what the light rados probe knows of them: fresh (a result within the rounds it takes "
+                "to measure every reachable OSD, plus one), waiting (their turn comes) and unreachable (the acting "
+                "primary of no scratch PG, so not measured: perfwatch grows its pool within scratch_pool_pgs_per_osd; "
+                "README, Every OSD measured). Counted from the module's start: after a failover all wait a while.",
+                "short",
+                [q("ceph_perfwatch_bench_probe_coverage_osds", MODULE, CLUSTER, 'kind="rados"', legend="{{state}}")],
+                width=24,
+            )
         ],
     )
 
