@@ -10,7 +10,7 @@ good; outstanding requests per OSD stay bounded all the same.
 import json
 import threading
 import time
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
 from mgr_module import CommandResult, MgrModule
 
@@ -168,6 +168,17 @@ class MgrAdapter(CephAdapter):
 
     def in_osd_count(self) -> int:
         return sum(1 for osd in (self.module.get("osd_map") or {}).get("osds", []) if osd.get("in"))
+
+    def pool_rule_osds(self, name: str) -> Optional[Set[int]]:
+        """In OSDs the pool's CRUSH rule takes from (as the PG autoscaler finds them); None if unknown."""
+        entry, crush = self.pool_entry(name), self.module.get_osdmap().get_crush()
+        rule = crush.get_rule_by_id(int(entry["crush_rule"])) if entry else None
+        takes = [s["item"] for s in (rule or {}).get("steps", []) if s.get("op") == "take"]
+        under = {osd for t in takes for osd, weight in crush.get_take_weight_osd_map(t).items() if weight > 0}
+        return {o["osd"] for o in self.module.get("osd_map")["osds"] if o.get("in") and o["osd"] in under} or None
+
+    def osd_pg_counts(self) -> Dict[int, int]:
+        return {int(s["osd"]): int(s["num_pgs"]) for s in (self.module.get("osd_stats") or {}).get("osd_stats", [])}
 
     def ceph_option(self, name: str) -> Any:
         return self.module.get_ceph_option(name)

@@ -49,7 +49,7 @@ def test_naming_a_round_of_1000_osds_among_10000_is_cheap_and_complete() -> None
     primaries = {pg: rng.randrange(10000) for pg in range(16384)}
     chosen = sorted(set(primaries.values()))[:1000]
     started = time.process_time()
-    names = placement.names_per_primary(chosen + [10001], primaries, 16384, "perfwatch", "rados-20261125T0000-ab")
+    names = placement.names_per_primary([*chosen, 10001], primaries, 16384, "perfwatch", "rados-20261125T0000-ab")
     assert time.process_time() - started < 5.0
     assert names[10001] is None, "primary of no PG"
     missing = [osd for osd in chosen if names[osd] is None]

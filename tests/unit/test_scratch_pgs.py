@@ -11,7 +11,7 @@ import pytest
 
 from perfwatch import options
 from perfwatch.adapter import REASON_ERROR, FetchError
-from perfwatch.benchmarks import probe_phases
+from perfwatch.benchmarks import probe_phases, scratch_pgs
 from perfwatch.benchmarks.base import BenchError
 from perfwatch.benchmarks.planning import OsdInfo
 from perfwatch.benchmarks.probe_coverage import ProbeCoverage
@@ -34,7 +34,8 @@ class Cluster:
     def __init__(self, pg_num: int = 32, **entry: Any) -> None:
         self.health, self.pgs = "HEALTH_OK", {"active+clean": 40000}
         self.entry = {"pool_name": "perfwatch", "pg_num": pg_num, "pg_num_target": pg_num, "pg_placement_num": pg_num,
-                      "pg_placement_num_target": pg_num, "size": 3, "options": {}, **entry}  # fmt: skip
+                      "pg_placement_num_target": pg_num, "size": 3, "options": {}, "pool": 7,
+                      "application_metadata": {"perfwatch": {}}, **entry}  # fmt: skip
         self.others = [{"pool_name": "rbd", "pg_num": 40000, "size": 3}]
         self.commands: list[tuple[str, str, int]] = []
         self.refuse = False
@@ -65,6 +66,13 @@ class Cluster:
 
 
 OPTS = options.defaults()
+
+
+@pytest.fixture(autouse=True)
+def _no_remembered_refusals() -> Any:
+    scratch_pgs.REFUSED.clear()
+    yield
+    scratch_pgs.REFUSED.clear()
 
 
 def test_a_healthy_cluster_grows_the_pool_and_pins_it_against_the_autoscaler() -> None:

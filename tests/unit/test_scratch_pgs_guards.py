@@ -1,0 +1,101 @@
+"""Growing the scratch pool (scratch_pgs.grow), adversarially: never a pool that is not perfwatch's (another
+pool of that name, a pool tagged for something else), not past an operator's pg_num_max, and not again
+and again every round when the mons refuse."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from perfwatch.benchmarks import scratch_pgs
+from perfwatch.benchmarks.scratch_pgs import grow
+
+from .test_scratch_pgs import OPTS, Cluster, Log
+
+
+@pytest.fixture(autouse=True)
+def _no_remembered_refusals() -> Any:
+    scratch_pgs.REFUSED.clear()
+    yield
+    scratch_pgs.REFUSED.clear()
+
+
+def owned(**entry: Any) -> Cluster:
+    return Cluster(pool=7, application_metadata={"perfwatch": {}}, **entry)
+
+
+@pytest.mark.parametrize(
+    "apps", [{}, {"rbd": {}}, {"perfwatch": {}, "rbd": {}}, {"rgw": {}}], ids=["untagged", "rbd", "both", "rgw"]
+)
+def test_a_pool_that_is_not_perfwatchs_is_never_changed(apps: dict[str, Any]) -> None:
+    cluster, log = Cluster(pool=7, application_metadata=apps), Log()
+    assert grow(cluster, "perfwatch", OPTS, log, pool_id=7) is None
+    assert cluster.commands == []
+    assert any("not perfwatch's" in line or "also used by" in line for line in log.lines), log.lines
+
+
+def test_a_pool_recreated_under_the_name_during_the_round_is_never_changed() -> None:
+    cluster = owned()
+    cluster.entry["pool"] = 8  # perfwatch's pool 7 was deleted and another made with its name
+    assert grow(cluster, "perfwatch", OPTS, Log(), pool_id=7) is None
+    assert cluster.commands == []
+
+
+def test_its_own_pool_grows() -> None:
+    cluster = owned()
+    assert grow(cluster, "perfwatch", OPTS, Log(), pool_id=7) == 2048
+    assert cluster.commands == [("perfwatch", "pg_num", 2048), ("perfwatch", "pg_num_min", 2048)]
+
+
+def test_an_operators_pg_num_max_is_a_ceiling() -> None:
+    cluster = owned(options={"pg_num_max": 256})
+    assert grow(cluster, "perfwatch", OPTS, Log(), pool_id=7) == 256
+    assert cluster.commands == [("perfwatch", "pg_num", 256), ("perfwatch", "pg_num_min", 256)]
+    cluster = owned(pg_num=512, options={"pg_num_max": 256})  # already above it: left as it is
+    assert grow(cluster, "perfwatch", OPTS, Log(), pool_id=7) is None and cluster.commands == []
+
+
+def test_a_refusal_is_not_asked_again_every_round() -> None:
+    cluster, now = owned(), [0.0]
+    cluster.refuse = True
+    calls: list[str] = []
+    original = cluster.set_pool
+
+    def counting(name: str, var: str, value: int) -> None:
+        calls.append(var)
+        original(name, var, value)
+
+    cluster.set_pool = counting  # type: ignore[method-assign]
+    for _ in range(30):  # half an hour of rounds a minute apart
+        grow(cluster, "perfwatch", OPTS, Log(), pool_id=7, clock=lambda: now[0])
+        now[0] += 60
+    assert calls == ["pg_num"], "asked once, then left until the cluster changes or an hour passes"
+    now[0] = 3700.0
+    grow(cluster, "perfwatch", OPTS, Log(), pool_id=7, clock=lambda: now[0])
+    assert calls == ["pg_num", "pg_num"], "asked again after an hour"
+
+
+class Subset(Cluster):
+    """1,200 in OSDs, but the scratch pool's CRUSH rule (a device class) places on 100 of them."""
+
+    def __init__(self, per_osd: int, **entry: Any) -> None:
+        super().__init__(pool=7, application_metadata={"perfwatch": {}}, **entry)
+        self.per_osd = per_osd
+
+    def pool_rule_osds(self, name: str) -> set[int]:
+        return set(range(100))
+
+    def osd_pg_counts(self) -> dict[int, int]:
+        return {osd: (self.per_osd if osd < 100 else 10) for osd in range(1200)}
+
+
+def test_a_rule_over_a_subset_of_the_osds_budgets_for_that_subset() -> None:
+    cluster = Subset(per_osd=100)
+    # 8 x 100 / 3 = 266 -> 256 PGs: 7.7 more PG replicas on each of the 100 OSDs (2048 would be 61)
+    assert grow(cluster, "perfwatch", OPTS, Log(), pool_id=7) == 256
+    cluster = Subset(per_osd=195)  # 0.8 x 250 leaves 5 per OSD there: 500 replicas, 166 PGs + the 32 -> 128
+    assert grow(cluster, "perfwatch", OPTS, Log(), pool_id=7) == 128
+    cluster = Subset(per_osd=205)  # past 80 % there already, however idle the rest of the cluster
+    assert grow(cluster, "perfwatch", OPTS, Log(), pool_id=7) is None
+    assert cluster.commands == [("perfwatch", "pg_num_min", 32)]
