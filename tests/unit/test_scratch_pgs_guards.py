@@ -99,3 +99,20 @@ def test_a_rule_over_a_subset_of_the_osds_budgets_for_that_subset() -> None:
     cluster = Subset(per_osd=205)  # past 80 % there already, however idle the rest of the cluster
     assert grow(cluster, "perfwatch", OPTS, Log(), pool_id=7) is None
     assert cluster.commands == [("perfwatch", "pg_num_min", 32)]
+
+
+def test_a_cancel_ends_the_wait_for_a_splitting_pool_at_once() -> None:
+    from perfwatch.benchmarks.base import Cancelled
+    from perfwatch.benchmarks.scratch_pgs import wait_settled
+
+    cluster, now, checks = owned(pg_num=32, pg_num_target=64), [0.0], [0]
+
+    def check() -> None:
+        checks[0] += 1
+        if now[0] >= 2:
+            raise Cancelled("cancelled by the operator")
+
+    with pytest.raises(Cancelled):
+        wait_settled(cluster, "perfwatch", 30, clock=lambda: now[0],
+                     sleep=lambda s: now.__setitem__(0, now[0] + s), check=check)  # fmt: skip
+    assert now[0] <= 2.0, "not the 30 s the split may take"

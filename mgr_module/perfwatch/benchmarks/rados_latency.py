@@ -60,7 +60,8 @@ class RadosLatency(Benchmark):
         try:
             if ctx.params["seconds"] > 0:
                 return self._round(ctx, io)
-            if wait_settled(ctx.adapter, pool, min(SPLIT_WAIT_SECONDS, max(0.0, ctx.remaining() / 4))):
+            waiting = min(SPLIT_WAIT_SECONDS, max(0.0, ctx.remaining() / 4))
+            if wait_settled(ctx.adapter, pool, waiting, check=ctx.check):
                 pool_id, pg_num = ctx.adapter.pool(pool) or (pool_id, pg_num)  # the count it settled at
             return self._probe(ctx, io, pool_id, pg_num, ns)
         finally:

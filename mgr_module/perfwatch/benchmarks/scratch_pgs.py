@@ -43,9 +43,11 @@ def wait_settled(
     timeout: float = SPLIT_WAIT_SECONDS,
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], None] = time.sleep,
+    check: Callable[[], None] = lambda: None,
 ) -> bool:
     """Before a probe names objects: wait while the pool's PG count changes (True: it changed, read the
-    pool again); BenchError if it goes on past the timeout."""
+    pool again); BenchError if it goes on past the timeout; what check raises (the run's cancel and
+    deadline: ctx.check) ends the wait at once."""
     if not hasattr(adapter, "pool_entry"):  # an adapter that cannot say (tests' fakes)
         return False
     deadline = clock() + timeout
@@ -61,6 +63,7 @@ def wait_settled(
                 "placed on chosen OSDs until it settles; the next probe tries again".format(pool, how, timeout)
             )
         waited = True
+        check()
         sleep(1.0)
 
 
