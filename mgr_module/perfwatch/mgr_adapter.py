@@ -10,7 +10,7 @@ good; outstanding requests per OSD stay bounded all the same.
 import json
 import threading
 import time
-from typing import Any, Callable, Dict, List, Optional, Set, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from mgr_module import CommandResult, MgrModule
 
@@ -20,10 +20,11 @@ from .benchmarks.capacity import CapacityView, view_from_payloads
 from .benchmarks.commit_evidence import commit_reading
 from .benchmarks.planning import OsdInfo
 from .benchmarks.radosio import RadosIO
+from .mgr_pools import PoolMaps
 from .osd_networks import OsdNetwork, networks
 
 
-class MgrAdapter(CephAdapter):
+class MgrAdapter(PoolMaps, CephAdapter):
     def __init__(self, module: MgrModule, timeout: Callable[[], float]) -> None:
         self.module = module
         self.timeout = timeout  # the request_timeout option, read at each call
@@ -147,45 +148,11 @@ class MgrAdapter(CephAdapter):
     def ping_times(self) -> Dict[str, Any]:
         return self.module.get("osd_ping_times") or {}
 
-    def _pools(self) -> List[Dict[str, Any]]:
-        return (self.module.get("osd_map") or {}).get("pools", [])
-
     def pool(self, name: str) -> Optional[Tuple[int, int]]:
         for pool in self._pools():
             if pool.get("pool_name") == name:
                 return int(pool["pool"]), int(pool["pg_num"])
         return None
-
-    def pool_entry(self, name: str) -> Optional[Dict[str, Any]]:
-        """The pool as the OSD map has it (pg_num, pg_num_target, size, options, ...), None if absent."""
-        for pool in self._pools():
-            if pool.get("pool_name") == name:
-                return dict(pool)
-        return None
-
-    def pool_entries(self) -> List[Dict[str, Any]]:
-        return [dict(pool) for pool in self._pools()]
-
-    def in_osd_count(self) -> int:
-        return sum(1 for osd in (self.module.get("osd_map") or {}).get("osds", []) if osd.get("in"))
-
-    def pool_rule_osds(self, name: str) -> Optional[Set[int]]:
-        """In OSDs the pool's CRUSH rule takes from (as the PG autoscaler finds them); None if unknown."""
-        entry, crush = self.pool_entry(name), self.module.get_osdmap().get_crush()
-        rule = crush.get_rule_by_id(int(entry["crush_rule"])) if entry else None
-        takes = [s["item"] for s in (rule or {}).get("steps", []) if s.get("op") == "take"]
-        under = {osd for t in takes for osd, weight in crush.get_take_weight_osd_map(t).items() if weight > 0}
-        return {o["osd"] for o in self.module.get("osd_map")["osds"] if o.get("in") and o["osd"] in under} or None
-
-    def osd_pg_counts(self) -> Dict[int, int]:
-        return {int(s["osd"]): int(s["num_pgs"]) for s in (self.module.get("osd_stats") or {}).get("osd_stats", [])}
-
-    def ceph_option(self, name: str) -> Any:
-        return self.module.get_ceph_option(name)
-
-    def set_pool(self, name: str, var: str, value: int) -> None:
-        self.module.log.info("scratch pool %s: setting %s to %s", name, var, value)
-        self.mon_command({"prefix": "osd pool set", "pool": name, "var": var, "val": str(value)})
 
     def pool_applications(self, name: str) -> Optional[Dict[str, Dict[str, str]]]:
         for pool in self._pools():

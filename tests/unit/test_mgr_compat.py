@@ -210,3 +210,18 @@ def test_a_pools_rule_reaches_the_in_osds_under_its_take(adapter_for: Any) -> No
     adapter = adapter_for(Module())
     assert adapter.pool_rule_osds("perfwatch") == {0, 2}, "osd.1 is out, osd.3 has no weight, 4 and 5 elsewhere"
     assert adapter.osd_pg_counts() == {0: 120, 2: 80}
+
+
+def test_acting_primaries_come_from_one_current_osd_map(adapter_for: Any) -> None:
+    maps: list[Any] = []
+
+    class Module:
+        def get_osdmap(self) -> Any:
+            def to_osds(pool_id: int, ps: int) -> dict:
+                return {"up_primary": ps % 3, "acting_primary": -1 if ps == 2 else ps % 3, "up": [], "acting": []}
+
+            maps.append(types.SimpleNamespace(pg_to_up_acting_osds=to_osds))
+            return maps[-1]
+
+    assert adapter_for(Module()).acting_primaries(7, range(4)) == {0: 0, 1: 1, 3: 0}, "PG 2 maps nowhere"
+    assert len(maps) == 1

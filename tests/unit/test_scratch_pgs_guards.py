@@ -116,3 +116,26 @@ def test_a_cancel_ends_the_wait_for_a_splitting_pool_at_once() -> None:
         wait_settled(cluster, "perfwatch", 30, clock=lambda: now[0],
                      sleep=lambda s: now.__setitem__(0, now[0] + s), check=check)  # fmt: skip
     assert now[0] <= 2.0, "not the 30 s the split may take"
+
+
+def test_a_probe_attributes_by_the_current_osd_map_not_the_lagging_pg_stats(monkeypatch: Any) -> None:
+    """Just after a split the mgr's PG stats still name the primary a PG had before pgp_num moved it: a
+    result written there would be another OSD's. The OSD map the mgr holds now decides."""
+    from perfwatch.benchmarks import probe_phases
+    from perfwatch.benchmarks.rados_latency import RadosLatency
+
+    from .test_scratch_pgs import IO, Ctx
+
+    monkeypatch.setattr(probe_phases, "PACE_SECONDS", 0.0)
+    ctx, io = Ctx(osds=20, per_round=8), IO()
+    moved = {3: 9, 23: 9}  # PGs 3 and 23 (osd.3's, say the stats) are osd.9's in the current map
+
+    def acting_primaries(pool_id: int, pgs: Any) -> dict[int, int]:
+        return {pg: moved.get(pg, pg % 20) for pg in pgs}
+
+    ctx.acting_primaries = acting_primaries  # type: ignore[attr-defined]
+    results = RadosLatency()._probe(ctx, io, 7, 32, "perfwatch")  # type: ignore[arg-type]
+    probed = {m.osd for m in results}
+    assert 3 not in probed, "osd.3 is the primary of no PG in the current map"
+    assert probed == {0, 1, 2, 4, 5, 6, 7, 8}, "the 8 lowest reachable ones"
+    assert len(io.ops) == 24

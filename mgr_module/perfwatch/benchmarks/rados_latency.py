@@ -78,6 +78,8 @@ class RadosLatency(Benchmark):
                 "the mgr holds no PG stats of scratch pool {} yet (just created, or this mgr became active "
                 "moments ago): the next probe will have them".format(ctx.options["scratch_pool"])
             )
+        if hasattr(ctx.adapter, "acting_primaries"):  # the stats lag the map (seconds; more while it splits)
+            primaries = ctx.adapter.acting_primaries(pool_id, sorted(pg for pg in primaries if pg < pg_num))
         per_round = int(ctx.options.get("rados_probe_osds_per_round", len(up) or 1))
         interval = float(ctx.options.get("rados_probe_interval", 0))
         chosen = ctx.coverage.choose(up, set(primaries.values()), per_round, interval)
