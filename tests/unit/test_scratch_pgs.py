@@ -143,6 +143,7 @@ class Ctx:
         self.coverage = ProbeCoverage()
         self.log = Log()
         self.adapter = self
+        self.scratch_busy = lambda: False
 
     def pg_primaries(self, pool_id: int) -> dict[int, int]:
         return {pg: pg % len(self.osds) for pg in range(32)}

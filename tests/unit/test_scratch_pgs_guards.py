@@ -11,6 +11,7 @@ import pytest
 from perfwatch.benchmarks import scratch_pgs
 from perfwatch.benchmarks.scratch_pgs import grow
 
+from .test_bench_runner import env, wait_done  # noqa: F401 (env: a fixture)
 from .test_scratch_pgs import OPTS, Cluster, Log
 
 
@@ -139,3 +140,45 @@ def test_a_probe_attributes_by_the_current_osd_map_not_the_lagging_pg_stats(monk
     assert 3 not in probed, "osd.3 is the primary of no PG in the current map"
     assert probed == {0, 1, 2, 4, 5, 6, 7, 8}, "the 8 lowest reachable ones"
     assert len(io.ops) == 24
+
+
+def test_a_pool_with_data_in_it_is_not_split_under_a_running_benchmark() -> None:
+    """A heavy rbd round writes into the same pool while a light probe runs (they are different kinds):
+    splitting it then moves its data during the benchmark."""
+    cluster = owned()
+    assert grow(cluster, "perfwatch", OPTS, Log(), pool_id=7, scratch_busy=lambda: True) is None
+    cluster.objects = 5000  # type: ignore[attr-defined]
+    cluster.pool_objects = lambda name: cluster.objects  # type: ignore[attr-defined]
+    assert grow(cluster, "perfwatch", OPTS, Log(), pool_id=7, max_objects=1000) is None
+    assert cluster.commands == []
+    cluster.objects = 800  # the round's own, removed, still in the mgr's df
+    assert grow(cluster, "perfwatch", OPTS, Log(), pool_id=7, max_objects=1000) == 2048
+
+
+def test_the_lifecycle_tells_a_run_whether_another_writes_into_the_scratch_pool(
+    env: dict,  # noqa: F811 (the fixture imported above)
+    monkeypatch: Any,
+) -> None:
+    from perfwatch.benchmarks.base import Benchmark, Context
+    from perfwatch.benchmarks.kinds import KINDS
+
+    class Probe(Benchmark):
+        name, heavy, scratch_pool = "probe", False, True
+
+        def __init__(self) -> None:
+            self.seen: list[bool] = []
+
+        def run(self, ctx: Context) -> list:
+            self.seen.append(ctx.scratch_busy())
+            return []
+
+    probe = Probe()
+    monkeypatch.setitem(KINDS, "probe", probe)
+    monkeypatch.setattr(env["kind"], "scratch_pool", True, raising=False)
+    env["kind"].release.clear()
+    heavy = env["runner"].start("fake", None, {})
+    wait_done(env["runner"], env["runner"].start("probe", None, {}).run_id)
+    env["kind"].release.set()
+    wait_done(env["runner"], heavy.run_id)
+    wait_done(env["runner"], env["runner"].start("probe", None, {}).run_id)
+    assert probe.seen == [True, False], "busy while the heavy round writes there; not once it ended"

@@ -114,7 +114,8 @@ class RadosLatency(Benchmark):
         for error in phases.errors:
             ctx.log.warning("rados probe: %s", error)
         ctx.coverage.measured({m.osd for m in results if m.osd is not None}, time.time())
-        grow(ctx.adapter, ctx.options["scratch_pool"], ctx.options, ctx.log, pool_id)  # for the next rounds
+        grow(ctx.adapter, ctx.options["scratch_pool"], ctx.options, ctx.log, pool_id,  # for the next rounds
+             scratch_busy=ctx.scratch_busy, max_objects=len(todo))  # fmt: skip
         return results
 
     @staticmethod

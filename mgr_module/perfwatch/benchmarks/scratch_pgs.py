@@ -108,11 +108,20 @@ def grow(
     log: Any,
     pool_id: Optional[int] = None,
     clock: Callable[[], float] = time.monotonic,
+    scratch_busy: Callable[[], bool] = lambda: False,
+    max_objects: Optional[int] = None,
 ) -> Optional[int]:
     """Grow the scratch pool towards its target when the cluster is healthy; returns the pg_num asked
     for, None when nothing was changed. Refusals by the mons are logged, never raised, and not asked
-    again for an hour: the probe goes on with the PGs the pool has. pool_id: the pool the run checked."""
+    again for an hour: the probe goes on with the PGs the pool has. pool_id: the pool the run checked.
+    Only an empty pool is split (no data moves): not while another run writes into it (scratch_busy), nor
+    while the mgr counts more than max_objects in it (what the round wrote and removed, its df lagging)."""
     if not hasattr(adapter, "set_pool"):  # an adapter that cannot change pools (tests' fakes)
+        return None
+    if scratch_busy():
+        return None
+    objects = adapter.pool_objects(pool) if max_objects is not None and hasattr(adapter, "pool_objects") else None
+    if objects is not None and objects > max_objects:
         return None
     status, pgs = adapter.cluster_state()
     if status != "HEALTH_OK" or any(n and state != "active+clean" for state, n in pgs.items()):
