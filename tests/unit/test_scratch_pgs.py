@@ -32,7 +32,7 @@ class Cluster:
     """The mgr's view of a 1,200-OSD cluster with 100 PG replicas per OSD and perfwatch's pool."""
 
     def __init__(self, pg_num: int = 32, **entry: Any) -> None:
-        self.health, self.pgs = "HEALTH_OK", {"active+clean": 40000}
+        self.health, self.pgs = "HEALTH_OK", {"active+clean": 40000 + pg_num}
         self.entry = {"pool_name": "perfwatch", "pg_num": pg_num, "pg_num_target": pg_num, "pg_placement_num": pg_num,
                       "pg_placement_num_target": pg_num, "size": 3, "options": {}, "pool": 7,
                       "application_metadata": {"perfwatch": {}}, **entry}  # fmt: skip
@@ -91,7 +91,7 @@ def test_a_pool_at_its_size_gets_only_its_pg_num_min() -> None:
 
 
 @pytest.mark.parametrize(
-    "health, pgs", [("HEALTH_WARN", {"active+clean": 40000}), ("HEALTH_OK", {"active+clean": 39990, "peering": 10})]
+    "health, pgs", [("HEALTH_WARN", {"active+clean": 40032}), ("HEALTH_OK", {"active+clean": 40022, "peering": 10})]
 )
 def test_nothing_changes_unless_every_pg_is_clean_and_health_ok(health: str, pgs: dict[str, int]) -> None:
     cluster = Cluster()

@@ -182,3 +182,17 @@ def test_the_lifecycle_tells_a_run_whether_another_writes_into_the_scratch_pool(
     wait_done(env["runner"], heavy.run_id)
     wait_done(env["runner"], env["runner"].start("probe", None, {}).run_id)
     assert probe.seen == [True, False], "busy while the heavy round writes there; not once it ended"
+
+
+def test_a_mgr_that_does_not_know_every_pg_yet_changes_nothing() -> None:
+    """Just after a failover the new mgr's PG summary and osd_stats fill in over seconds: no unclean PG
+    and no PG on an OSD is not the same as all clean and an empty OSD."""
+    cluster = owned()
+    cluster.pgs = {}
+    assert grow(cluster, "perfwatch", OPTS, Log(), pool_id=7) is None
+    cluster.pgs = {"active+clean": 20000}  # of the 40,032 PGs its pools have
+    assert grow(cluster, "perfwatch", OPTS, Log(), pool_id=7) is None
+    subset = Subset(per_osd=195)
+    subset.osd_pg_counts = lambda: {osd: 195 for osd in range(50)}  # type: ignore[method-assign]
+    assert grow(subset, "perfwatch", OPTS, Log(), pool_id=7) is None, "50 of its 100 OSDs not reported yet"
+    assert cluster.commands == [] and subset.commands == []

@@ -85,10 +85,13 @@ def _owned(adapter: Any, pool: str, entry: Dict[str, Any], pool_id: Optional[int
     return True
 
 
-def _placement(adapter: Any, pool: str, entry: Dict[str, Any], pools: List[Dict[str, Any]]) -> Tuple[int, int]:
+def _placement(
+    adapter: Any, pool: str, entry: Dict[str, Any], pools: List[Dict[str, Any]]
+) -> Optional[Tuple[int, int]]:
     """(in OSDs the pool's CRUSH rule places on, PG replicas on them) for the budget. A rule over a
     subset (a device class, one root) concentrates the pool's PGs on that subset: counting every in OSD
-    would put many times the budget on each of them. Where the adapter cannot say, the whole cluster."""
+    would put many times the budget on each of them. Where the adapter cannot say, the whole cluster;
+    None while the mgr has no PG count for one of them (just active: it would count as empty)."""
     try:
         rule_osds = adapter.pool_rule_osds(pool) if hasattr(adapter, "pool_rule_osds") else None
         counts = adapter.osd_pg_counts() if rule_osds else {}
@@ -97,6 +100,8 @@ def _placement(adapter: Any, pool: str, entry: Dict[str, Any], pools: List[Dict[
     if not rule_osds:
         replicas = sum(max(int(p.get("pg_num", 0)), _target(p)) * int(p.get("size", 1)) for p in pools)
         return adapter.in_osd_count(), replicas
+    if any(osd not in counts for osd in rule_osds):
+        return None
     pending = sum(max(0, _target(p) - int(p.get("pg_num", 0))) * int(p.get("size", 1)) for p in pools)
     return len(rule_osds), sum(counts.get(osd, 0) for osd in rule_osds) + pending
 
@@ -126,7 +131,9 @@ def grow(
     status, pgs = adapter.cluster_state()
     if status != "HEALTH_OK" or any(n and state != "active+clean" for state, n in pgs.items()):
         return None  # never add peering to a cluster that is recovering or warning
-    entry = adapter.pool_entry(pool)
+    entry, pools = adapter.pool_entry(pool), adapter.pool_entries()
+    if sum(pgs.values()) < sum(int(p.get("pg_num", 0)) for p in pools):
+        return None  # a mgr that does not know every PG yet (just active): not "all clean"
     if not entry or changing(entry) or not _owned(adapter, pool, entry, pool_id, log):
         return None
     current = _target(entry)
@@ -134,7 +141,10 @@ def grow(
         max_per_osd = int(adapter.ceph_option("mon_max_pg_per_osd"))
     except Exception:
         max_per_osd = DEFAULT_MAX_PG_PER_OSD
-    in_osds, replicas = _placement(adapter, pool, entry, adapter.pool_entries())
+    placement = _placement(adapter, pool, entry, pools)
+    if placement is None:
+        return None
+    in_osds, replicas = placement
     target = pg_target(
         current,
         int(options["scratch_pool_pg_num"]),
