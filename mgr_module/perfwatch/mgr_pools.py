@@ -27,7 +27,7 @@ class PoolMaps:
         return sum(1 for osd in (self.module.get("osd_map") or {}).get("osds", []) if osd.get("in"))
 
     def pool_rule_osds(self, name: str) -> Optional[Set[int]]:
-        """In OSDs the pool's CRUSH rule takes from (as the PG autoscaler finds them); None if unknown."""
+        """In OSDs under the takes of the pool's CRUSH rule, with a CRUSH weight (as the balancer reads a take)."""
         entry, crush = self.pool_entry(name), self.module.get_osdmap().get_crush()
         rule = crush.get_rule_by_id(int(entry["crush_rule"])) if entry else None
         takes = [s["item"] for s in (rule or {}).get("steps", []) if s.get("op") == "take"]
