@@ -196,3 +196,17 @@ def test_a_mgr_that_does_not_know_every_pg_yet_changes_nothing() -> None:
     subset.osd_pg_counts = lambda: {osd: 195 for osd in range(50)}  # type: ignore[method-assign]
     assert grow(subset, "perfwatch", OPTS, Log(), pool_id=7) is None, "50 of its 100 OSDs not reported yet"
     assert cluster.commands == [] and subset.commands == []
+
+
+def test_the_probe_counts_what_librbd_leaves_in_the_pool_as_empty(monkeypatch: Any) -> None:
+    """rbd_directory, rbd_info, rbd_trash stay after the rbd kind's images are gone: a 3-OSD lab whose
+    round wrote 3 objects must still grow its pool."""
+    from perfwatch.benchmarks import probe_phases, rados_latency
+
+    from .test_scratch_pgs import IO, Ctx
+
+    monkeypatch.setattr(probe_phases, "PACE_SECONDS", 0.0)
+    asked: list[Any] = []
+    monkeypatch.setattr(rados_latency, "grow", lambda *a, **k: asked.append(k["max_objects"]))
+    rados_latency.RadosLatency()._probe(Ctx(osds=3, per_round=3), IO(), 7, 32, "perfwatch")  # type: ignore[arg-type]
+    assert asked and asked[0] >= 3 + 5, asked
