@@ -21,10 +21,11 @@ from .benchmarks.commit_evidence import commit_reading
 from .benchmarks.planning import OsdInfo
 from .benchmarks.radosio import RadosIO
 from .fetch_reasons import REASON_BUSY, REASON_DECODE, REASON_ERROR, REASON_TIMEOUT
+from .mgr_pools import PoolMaps
 from .osd_networks import OsdNetwork, networks
 
 
-class MgrAdapter(CephAdapter):
+class MgrAdapter(PoolMaps, CephAdapter):
     def __init__(self, module: MgrModule, timeout: Callable[[], float]) -> None:
         self.module = module
         self.timeout = timeout  # the request_timeout option, read at each call
@@ -148,34 +149,11 @@ class MgrAdapter(CephAdapter):
     def ping_times(self) -> Dict[str, Any]:
         return self.module.get("osd_ping_times") or {}
 
-    def _pools(self) -> List[Dict[str, Any]]:
-        return (self.module.get("osd_map") or {}).get("pools", [])
-
     def pool(self, name: str) -> Optional[Tuple[int, int]]:
         for pool in self._pools():
             if pool.get("pool_name") == name:
                 return int(pool["pool"]), int(pool["pg_num"])
         return None
-
-    def pool_entry(self, name: str) -> Optional[Dict[str, Any]]:
-        """The pool as the OSD map has it (pg_num, pg_num_target, size, options, ...), None if absent."""
-        for pool in self._pools():
-            if pool.get("pool_name") == name:
-                return dict(pool)
-        return None
-
-    def pool_entries(self) -> List[Dict[str, Any]]:
-        return [dict(pool) for pool in self._pools()]
-
-    def in_osd_count(self) -> int:
-        return sum(1 for osd in (self.module.get("osd_map") or {}).get("osds", []) if osd.get("in"))
-
-    def ceph_option(self, name: str) -> Any:
-        return self.module.get_ceph_option(name)
-
-    def set_pool(self, name: str, var: str, value: int) -> None:
-        self.module.log.info("scratch pool %s: setting %s to %s", name, var, value)
-        self.mon_command({"prefix": "osd pool set", "pool": name, "var": var, "val": str(value)})
 
     def pool_applications(self, name: str) -> Optional[Dict[str, Dict[str, str]]]:
         for pool in self._pools():

@@ -138,7 +138,7 @@ BENCH_OPTIONS: List[OptionSpec] = [
         "desc": "Create the scratch pool when it does not exist (else benchmarks that write refuse to run)",
     },
     _int("scratch_pool_pg_num", 32, 8, 4096, "Least PGs of the scratch pool (created so; grown with the cluster)"),
-    _int("scratch_pool_pgs_per_osd", 8, 0, 16, "PG replicas the scratch pool may add per in OSD (0: never grows)"),
+    _int("scratch_pool_pgs_per_osd", 8, 0, 16, "PG replicas the scratch pool may add per OSD it reaches (0: no more)"),
     _secs("rados_probe_interval", 60, 0, 86400, "Seconds between light rados latency probes (0: off)"),
     _int("rados_probe_osds_per_round", 1000, 1, 10000, "OSDs a light rados probe measures at most, oldest first"),
     _secs("rgw_probe_interval", 300, 0, 86400, "Seconds between light bucket-index probes (0: off)"),

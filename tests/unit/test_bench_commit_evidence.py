@@ -158,6 +158,7 @@ class _Ctx:
     def __init__(self, adapter: _Adapter) -> None:
         self.options = {**options.defaults(), "max_requests_in_flight": 8}
         self.coverage = ProbeCoverage()
+        self.scratch_busy = lambda: False
         self.adapter = adapter
         self.osds = [OsdInfo(o, f"host{o}", True, "hdd") for o in range(3)]
         self.acting: dict[int, list[int]] = {}

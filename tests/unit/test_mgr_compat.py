@@ -181,3 +181,47 @@ def test_a_failing_labeled_call_costs_only_its_own_counters(adapter_for: Any, ca
         assert adapter.rgw_counters() == {"rgw.4160": RGW_UNLABELED["rgw.4160"]}
         adapter.rgw_counters()
     assert [r.levelname for r in caplog.records] == ["WARNING", "DEBUG"]  # warned once, not every cycle
+
+
+# ----- mgr_adapter.pool_rule_osds: the OSDs a pool's CRUSH rule reaches, as the PG autoscaler finds them ----
+
+
+def test_a_pools_rule_reaches_the_in_osds_under_its_take(adapter_for: Any) -> None:
+    class Crush:
+        def get_rule_by_id(self, rule_id: int) -> dict:
+            assert rule_id == 1
+            return {"rule_name": "ssd", "steps": [{"op": "take", "item": -6, "item_name": "default~ssd"},
+                                                  {"op": "chooseleaf_firstn"}, {"op": "emit"}]}  # fmt: skip
+
+        def get_take_weight_osd_map(self, root: int) -> dict:
+            return {0: 0.25, 1: 0.25, 2: 0.5, 3: 0.0} if root == -6 else {}
+
+    class Module:
+        def get_osdmap(self) -> Any:
+            return types.SimpleNamespace(get_crush=Crush)
+
+        def get(self, what: str) -> dict:
+            return {
+                "osd_map": {"pools": [{"pool_name": "perfwatch", "pool": 7, "crush_rule": 1}],
+                            "osds": [{"osd": o, "in": int(o != 1)} for o in range(6)]},
+                "osd_stats": {"osd_stats": [{"osd": 0, "num_pgs": 120}, {"osd": 2, "num_pgs": 80}]},
+            }[what]  # fmt: skip
+
+    adapter = adapter_for(Module())
+    assert adapter.pool_rule_osds("perfwatch") == {0, 2}, "osd.1 is out, osd.3 has no weight, 4 and 5 elsewhere"
+    assert adapter.osd_pg_counts() == {0: 120, 2: 80}
+
+
+def test_acting_primaries_come_from_one_current_osd_map(adapter_for: Any) -> None:
+    maps: list[Any] = []
+
+    class Module:
+        def get_osdmap(self) -> Any:
+            def to_osds(pool_id: int, ps: int) -> dict:
+                return {"up_primary": ps % 3, "acting_primary": -1 if ps == 2 else ps % 3, "up": [], "acting": []}
+
+            maps.append(types.SimpleNamespace(pg_to_up_acting_osds=to_osds))
+            return maps[-1]
+
+    assert adapter_for(Module()).acting_primaries(7, range(4)) == {0: 0, 1: 1, 3: 0}, "PG 2 maps nowhere"
+    assert len(maps) == 1

@@ -11,7 +11,7 @@ import pytest
 
 from perfwatch import options
 from perfwatch.adapter import FetchError
-from perfwatch.benchmarks import probe_phases
+from perfwatch.benchmarks import probe_phases, scratch_pgs
 from perfwatch.benchmarks.base import BenchError
 from perfwatch.benchmarks.planning import OsdInfo
 from perfwatch.benchmarks.probe_coverage import ProbeCoverage
@@ -33,9 +33,10 @@ class Cluster:
     """The mgr's view of a 1,200-OSD cluster with 100 PG replicas per OSD and perfwatch's pool."""
 
     def __init__(self, pg_num: int = 32, **entry: Any) -> None:
-        self.health, self.pgs = "HEALTH_OK", {"active+clean": 40000}
+        self.health, self.pgs = "HEALTH_OK", {"active+clean": 40000 + pg_num}
         self.entry = {"pool_name": "perfwatch", "pg_num": pg_num, "pg_num_target": pg_num, "pg_placement_num": pg_num,
-                      "pg_placement_num_target": pg_num, "size": 3, "options": {}, **entry}  # fmt: skip
+                      "pg_placement_num_target": pg_num, "size": 3, "options": {}, "pool": 7,
+                      "application_metadata": {"perfwatch": {}}, **entry}  # fmt: skip
         self.others = [{"pool_name": "rbd", "pg_num": 40000, "size": 3}]
         self.commands: list[tuple[str, str, int]] = []
         self.refuse = False
@@ -68,6 +69,13 @@ class Cluster:
 OPTS = options.defaults()
 
 
+@pytest.fixture(autouse=True)
+def _no_remembered_refusals() -> Any:
+    scratch_pgs.REFUSED.clear()
+    yield
+    scratch_pgs.REFUSED.clear()
+
+
 def test_a_healthy_cluster_grows_the_pool_and_pins_it_against_the_autoscaler() -> None:
     cluster = Cluster()
     assert grow(cluster, "perfwatch", OPTS, Log()) == 2048  # 8 x 1200 / 3 = 3200
@@ -84,7 +92,7 @@ def test_a_pool_at_its_size_gets_only_its_pg_num_min() -> None:
 
 
 @pytest.mark.parametrize(
-    "health, pgs", [("HEALTH_WARN", {"active+clean": 40000}), ("HEALTH_OK", {"active+clean": 39990, "peering": 10})]
+    "health, pgs", [("HEALTH_WARN", {"active+clean": 40032}), ("HEALTH_OK", {"active+clean": 40022, "peering": 10})]
 )
 def test_nothing_changes_unless_every_pg_is_clean_and_health_ok(health: str, pgs: dict[str, int]) -> None:
     cluster = Cluster()
@@ -136,6 +144,7 @@ class Ctx:
         self.coverage = ProbeCoverage()
         self.log = Log()
         self.adapter = self
+        self.scratch_busy = lambda: False
 
     def pg_primaries(self, pool_id: int) -> dict[int, int]:
         return {pg: pg % len(self.osds) for pg in range(32)}

@@ -83,6 +83,8 @@ class Context:
         self.measured: List[Measurement] = []
         # When each OSD last had a light probe result: which OSDs a round takes (probe_coverage.py).
         self.coverage = coverage if coverage is not None else ProbeCoverage()
+        # Whether another run writes into the scratch pool now (the lifecycle sets it): not the time to split it.
+        self.scratch_busy: Callable[[], bool] = lambda: False
 
     def remaining(self) -> float:
         return self.deadline - time.monotonic()

@@ -157,6 +157,12 @@ class Lifecycle:
 
     # ----- running ------------------------------------------------------------------------------
 
+    def _scratch_busy(self, run_id: str) -> bool:
+        """Whether a run other than run_id, of a kind that writes into the scratch pool, is running."""
+        with self._lock:
+            return any(r.run_id != run_id and r.state == "running" and getattr(self._kinds.get(r.kind), "scratch_pool",
+                       False) for r in self._runs.values())  # fmt: skip
+
     def _execute(self, run: Run, kind: Benchmark, plan: List[OsdInfo]) -> None:
         """Run, clean up, judge, record; only then publish the final state, so a run seen as finished
         has its scratch removed and its results in the history and the metrics. Whatever fails in the
@@ -171,6 +177,7 @@ class Lifecycle:
             ctx = make_context(
                 run, plan, opts, self._adapter, self._io_factory, self._store, self._progress, self._log, self.coverage
             )
+            ctx.scratch_busy = lambda: self._scratch_busy(run.run_id)
             try:
                 run.measurements = kind.run(ctx)
                 run.acting = dict(ctx.acting)
