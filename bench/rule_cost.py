@@ -334,15 +334,18 @@ def report_groups(groups: dict[str, list[Group]], sampler: CpuSampler, prom: Pro
 
 
 def inputs_read(rule_files: list[Path]) -> set[str]:
-    """The raw metrics the rules select (every selector of these rules has matchers; recorded names have a
-    colon)."""
-    return {m for f in rule_files for m in re.findall(r"(?<![\w:])([a-zA-Z_]\w*)\{", f.read_text())}
+    """The raw metrics the rules' expressions select (every selector of these rules has matchers; recorded
+    names have a colon). Not the annotations' templates: their text has braces too."""
+    exprs = [r["expr"] for f in rule_files for g in json.loads(f.with_suffix(".json").read_text())["groups"]
+             for r in g["rules"]]  # fmt: skip
+    return {m for e in exprs for m in re.findall(r"(?<![\w:])([a-zA-Z_]\w*)\{", e)}
 
 
 def run(n: int, per_host: int, evaluations: int, workdir: Path) -> None:
     rule_files = [workdir / "recording.yml", workdir / "alerts.yml"]
     for f in rule_files:  # read at each run: the rules measured are the ones of this moment
         shutil.copy(RULES / f.name, f)
+        shutil.copy(RULES / f.with_suffix(".json").name, f.with_suffix(".json"))  # the same rules, as JSON
     window = max(seconds(w) for w in re.findall(r"\[(\w+)\]", rule_files[0].read_text()))
     cluster = SyntheticCluster(n, per_host)
     src = ", ".join(f"{s} {c:,}" for s, c in sorted(cluster.sources.items(), key=lambda kv: -kv[1]))
