@@ -250,10 +250,10 @@ class SyntheticCluster:
             {**exp, "address": "127.0.0.1", "device": "lo", "carrier": "lo"},
             1.0,
         )
-        disks = [(disk_name(k + 1), "hdd", "1", "sas") for k in range(len(osds))]  # each OSD's block disk
+        kinds = [(disk_name(k + 1), "hdd", "1", "sas") for k in range(len(osds))]  # each OSD's block disk
         if any(o in has_db for o in osds):
-            disks.append(("nvme0n1", "nvme", "0", "nvme"))  # the shared DB device
-        for dev, kind, rotational, transport in disks:
+            kinds.append(("nvme0n1", "nvme", "0", "nvme"))  # the shared DB device
+        for dev, kind, rotational, transport in kinds:
             labels = {**exp, "device": dev, "kind": kind, "rotational": rotational, "transport": transport}
             self._add("perfwatch-host", "ceph_perfwatch_device_info", labels, 1.0)
         for nic in NICS:
