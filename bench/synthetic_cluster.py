@@ -498,17 +498,21 @@ class SyntheticCluster:
     # ----- output --------------------------------------------------------------------------------------
     def exposition(self, source: str) -> Callable[[float], Iterator[bytes]]:
         """A renderer of one source's text exposition at time t: its gauges rendered once, its counters at
-        each call."""
+        each call, with t as their timestamp. Without it Prometheus stamps them with the scrape's start, and
+        the render of a large page starts up to seconds later, by a different delay at each scrape, so rates
+        stray by a few per cent; at 10,000 OSDs (scrapes of 8 s, groups evaluating for seconds while scrapes
+        append) the onode check found 39 OSDs for 33, likely miss ratios just under 0.3 read over the line."""
         lines = self.by_source[source]
         static = "".join(f"{text} {base:.12g}\n" for text, base, slope in lines if not slope).encode()
         moving = [(text, base, slope) for text, base, slope in lines if slope]
 
         def render(t: float) -> Iterator[bytes]:
             yield static
-            d = t - self.t_ref
+            ms = int(t * 1000)
+            d = ms / 1000 - self.t_ref
             for i in range(0, len(moving), 50_000):
                 yield "".join(
-                    f"{text} {base + slope * d:.12g}\n" for text, base, slope in moving[i : i + 50_000]
+                    f"{text} {base + slope * d:.12g} {ms}\n" for text, base, slope in moving[i : i + 50_000]
                 ).encode()
 
         return render
