@@ -39,7 +39,7 @@ from .recording_dashboards import dashboard_rules
 from .recording_inputs import health_rules
 from .recording_media import media_commit_rules, media_detail_rules, media_topology_rules, media_verdict_rules
 from .recording_network import heartbeat_rules, network_topology_rules, network_verdict_rules, nic_role_rule
-from .recording_store import store_rules
+from .recording_store import bench_rules, store_rules
 
 VERDICT = "osd:ceph_perfwatch_saturation:verdict"
 
@@ -51,16 +51,15 @@ def verdict_rule(resource: str, expr: str) -> Rule:
 
 
 def topology_rules(p: Profile) -> list[Rule]:
-    """What lies beneath each OSD and which NIC carries which of its networks: the exporters' and the
-    module's info series, which change with the hardware and the OSD map, not with the load. The verdict
-    groups read them as this group's last evaluation left them."""
+    """What lies beneath each OSD: the exporters' info series, which change with the hardware, not with the
+    load. The verdict groups read them as this group's last evaluation left them (and so does
+    perfwatch-network-topology, which says which NIC carries which OSD's networks)."""
     return [
         *media_topology_rules(p),
         rule(
             "osd:ceph_perfwatch_osd:info",
             by(OSD_HOST, "max", sel("ceph_perfwatch_osd_device_info", p.exporter_selector)),
         ),
-        *network_topology_rules(p),
     ]
 
 
@@ -188,8 +187,8 @@ def network_rules(p: Profile) -> list[Rule]:
 
 def detail_rules(p: Profile) -> list[Rule]:
     """Beside the verdicts, for the dashboards and the alerts' text: per OSD device its device's signals,
-    limits and verdict; NIC drops; the light probes against their baseline; heartbeat pings."""
-    w, mod, node = p.rate_window, p.module_selector, p.node_selector
+    limits and verdict; NIC drops."""
+    w, node = p.rate_window, p.node_selector
 
     def per_osd_device(host_device: str) -> str:
         return (
@@ -207,6 +206,13 @@ def detail_rules(p: Profile) -> list[Rule]:
             + "\n+ on (cluster, hostname, device)\n"
             + by(HOST_DEVICE, "max", rate(sel("node_network_transmit_drop_total", node, p.nic_selector), w)),
         ),
+    ]
+
+
+def probe_rules(p: Profile) -> list[Rule]:
+    """The light probes' results per OSD, for the dashboards and the network alert's text."""
+    mod = p.module_selector
+    return [
         # the light probes' last latency against their rolling baseline (1 = as usual, 3 = three times slower)
         rule(
             "osd:ceph_perfwatch_probe_latency:ratio_baseline",
@@ -236,12 +242,16 @@ def groups(p: Profile) -> list[dict[str, Any]]:
     no verdict reads comes after them."""
     made = [
         ("perfwatch-topology", topology_rules(p)),
+        ("perfwatch-network-topology", network_topology_rules(p)),
         ("perfwatch-media", media_rules(p)),
         ("perfwatch-cpu", cpu_rules(p)),
         ("perfwatch-network", network_rules(p)),
         ("perfwatch-details", detail_rules(p)),
+        ("perfwatch-probes", probe_rules(p)),
         ("perfwatch-store", store_rules(p)),
+        ("perfwatch-benchmarks", bench_rules(p)),
         ("perfwatch-inputs", health_rules(p)),
-        ("perfwatch-dashboards", dashboard_rules(p)),
     ]
+    for part, rules in dashboard_rules(p).items():
+        made.append((f"perfwatch-dashboards-{part}" if part else "perfwatch-dashboards", rules))
     return [{"name": name, "interval": p.evaluation_interval, "rules": rules} for name, rules in made]
