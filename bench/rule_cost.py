@@ -395,9 +395,11 @@ def run(n: int, per_host: int, evaluations: int, workdir: Path, detail: bool = F
         total = 0
         for evals in groups.values():
             for rule in (r for r in evals[-1]["rules"] if r["type"] == "recording"):
-                count = int(prom.scalar(f'count({{__name__="{rule["name"]}"}})', at))
+                # a name several rules record (one per resource) is told apart by the labels each rule sets
+                labels = [f'__name__="{rule["name"]}"'] + [f'{k}="{v}"' for k, v in (rule.get("labels") or {}).items()]
+                count = int(prom.scalar(f"count({{{', '.join(labels)}}})", at))
                 total += count
-                print(f"    {count:>8,}  {rule['name']}")
+                print(f"    {count:>8,}  {rule['name']}{'{' + ', '.join(labels[1:]) + '}' if labels[1:] else ''}")
         print(f"    {total:>8,}  in all ({total / cluster.series_count:.2f} per input series)")
         alerts = prom.query("count by (alertname, alertstate) (ALERTS)", at)
         print("  alerts: " + (", ".join(
