@@ -37,52 +37,44 @@ from .promql import (
 )
 from .recording_dashboards import dashboard_rules
 from .recording_inputs import health_rules
-from .recording_media import media_osd_rules, media_signal_rules, media_verdict_rules
-from .recording_network import network_signal_rules, network_verdict_rules
-from .recording_store import store_rules
+from .recording_media import media_commit_rules, media_detail_rules, media_topology_rules, media_verdict_rules
+from .recording_network import heartbeat_rules, network_topology_rules, network_verdict_rules, nic_role_rule
+from .recording_store import bench_rules, store_rules
+
+VERDICT = "osd:ceph_perfwatch_saturation:verdict"
 
 
-def signal_rules(p: Profile) -> list[Rule]:
-    """Per device, host, NIC and OSD: each input turned into a rate or a ratio, labels reduced to the join keys."""
+def verdict_rule(resource: str, expr: str) -> Rule:
+    """The verdict series of one resource: each resource's group records its own (the `resource` label,
+    set by the rule, keeps the three apart), so no verdict waits for another group's evaluation."""
+    return {"record": VERDICT, "expr": expr, "labels": {"resource": resource}}
+
+
+def topology_rules(p: Profile) -> list[Rule]:
+    """What lies beneath each OSD: the exporters' info series, which change with the hardware, not with the
+    load. The verdict groups read them as this group's last evaluation left them (and so does
+    perfwatch-network-topology, which says which NIC carries which OSD's networks)."""
+    return [
+        *media_topology_rules(p),
+        rule(
+            "osd:ceph_perfwatch_osd:info",
+            by(OSD_HOST, "max", sel("ceph_perfwatch_osd_device_info", p.exporter_selector)),
+        ),
+    ]
+
+
+def media_rules(p: Profile) -> list[Rule]:
+    """From the devices' and the OSDs' counters to the media verdict, in one evaluation."""
     w, mod, exp, node = p.rate_window, p.module_selector, p.exporter_selector, p.node_selector
 
     def disk(metric: str) -> str:
         return by(HOST_DEVICE, "max", rate(sel(metric, node), w))
 
     on_host_device = "\n+ on (cluster, hostname, device)\n"
-    # per CPU and mode first (max): a host whose node_exporter two jobs scrape counts each CPU once
-    idle_per_cpu = by(f"{HOST}, cpu, mode", "max", rate(sel("node_cpu_seconds_total", node, 'mode=~"idle|iowait"'), w))
-    idle = by(HOST, "sum", idle_per_cpu)
-    cores = by(HOST, "count", by(f"{HOST}, cpu", "max", sel("node_cpu_seconds_total", node, 'mode="idle"')))
-    nic_rate = "max by (cluster, hostname, device) ({})"
-    # A tc shaping rate limits what the host sends, not what it receives: receive is judged against the
-    # link speed only (a shaped NIC's receive side has no capacity series, and no receive verdict).
-    capacity = {
-        direction: by(HOST_DEVICE, "max", sel("ceph_perfwatch_network_link_capacity_bytes", exp, sources) + " > 0")
-        for direction, sources in (("transmit", ""), ("receive", 'source!="tc"'))
-    }
-    nic = {
-        direction: with_label(
-            nic_rate.format(rate(sel(f"node_network_{direction}_bytes_total", node, p.nic_selector), w)),
-            "direction",
-            direction,
-        )
-        + f"\n/ on (cluster, hostname, device) group_left ()\n{capacity[direction]}"
-        for direction in ("transmit", "receive")
-    }
-    periods = by(OSD_HOST, "sum", rate(sel("ceph_perfwatch_daemon_cgroup_cpu_periods_total", exp, OSD_ONLY), w))
     return [
-        *media_signal_rules(p),
-        rule("osd:ceph_perfwatch_osd:info", by(OSD_HOST, "max", sel("ceph_perfwatch_osd_device_info", exp))),
         # media: busy fraction and average requests in flight of every device of every host
-        rule(
-            "host_device:node_disk_busy:ratio",
-            by(HOST_DEVICE, "max", rate(sel("node_disk_io_time_seconds_total", node), w)),
-        ),
-        rule(
-            "host_device:node_disk_queue:avg",
-            by(HOST_DEVICE, "max", rate(sel("node_disk_io_time_weighted_seconds_total", node), w)),
-        ),
+        rule("host_device:node_disk_busy:ratio", disk("node_disk_io_time_seconds_total")),
+        rule("host_device:node_disk_queue:avg", disk("node_disk_io_time_weighted_seconds_total")),
         # await: seconds per completed I/O, reads and writes together (iostat's await)
         rule(
             "host_device:node_disk_await:seconds",
@@ -96,82 +88,20 @@ def signal_rules(p: Profile) -> list[Rule]:
             "osd:ceph_perfwatch_commit_latency:seconds",
             mean_from_counters("ceph_perfwatch_rocksdb_submit_sync_latency_seconds", exp, mod, OSD, w),
         ),
-        # CPU: the OSD's cores used, its cgroup limit, the share of CFS periods it was throttled in
-        rule(
-            "osd:ceph_perfwatch_cpu_usage:cores",
-            by(OSD_HOST, "sum", rate(sel("ceph_perfwatch_daemon_cpu_seconds_total", exp, OSD_ONLY), w)),
-        ),
-        rule(
-            "osd:ceph_perfwatch_cpu_limit:cores",
-            by(OSD_HOST, "max", sel("ceph_perfwatch_daemon_cgroup_cpu_limit_cores", exp, OSD_ONLY)),
-        ),
-        rule(
-            "osd:ceph_perfwatch_cpu_throttled_periods:ratio",
-            by(OSD_HOST, "sum", rate(sel("ceph_perfwatch_daemon_cgroup_cpu_throttled_periods_total", exp, OSD_ONLY), w))
-            + f"\n/\n({periods} > 0)",
-        ),
-        rule("host:node_cpu_busy:ratio", f"1 - {idle}\n/ on (cluster, hostname)\n{cores}"),
-        rule(
-            "host:node_procs_running_per_core:ratio",
-            by(HOST, "max", f"avg_over_time({sel('node_procs_running', node)}[{w}])")
-            + f"\n/ on (cluster, hostname)\n{cores}",
-        ),
-        # network: each NIC's throughput against its capacity, per direction; drops
-        rule("host_nic:ceph_perfwatch_network_utilisation:ratio", f"{nic['transmit']}\nor\n{nic['receive']}"),
-        rule(
-            "host_nic:node_network_drops:rate",
-            by(HOST_DEVICE, "max", rate(sel("node_network_receive_drop_total", node, p.nic_selector), w))
-            + "\n+ on (cluster, hostname, device)\n"
-            + by(HOST_DEVICE, "max", rate(sel("node_network_transmit_drop_total", node, p.nic_selector), w)),
-        ),
+        *media_commit_rules(p),
+        *media_verdict_rules(p),
+        verdict_rule("media", by(OSD_HOST, "max", "osd_device:ceph_perfwatch_media_saturated:bool")),
     ]
 
 
-def osd_rules(p: Profile) -> list[Rule]:
-    """The host signals joined to the OSDs that use them, and the OSD's latency against its baseline."""
-    mod = p.module_selector
-    return [
-        *media_osd_rules(p),
-        rule(
-            "osd_device:ceph_perfwatch_media_busy:ratio",
-            "osd_device:ceph_perfwatch_osd_device:info\n* on (cluster, hostname, device) group_left ()\n"
-            "host_device:node_disk_busy:ratio",
-        ),
-        rule(
-            "osd_device:ceph_perfwatch_media_queue:avg",
-            "osd_device:ceph_perfwatch_osd_device:info\n* on (cluster, hostname, device) group_left ()\n"
-            "host_device:node_disk_queue:avg",
-        ),
-        rule(
-            "osd_device:ceph_perfwatch_media_await:seconds",
-            "osd_device:ceph_perfwatch_osd_device:info\n* on (cluster, hostname, device) group_left ()\n"
-            "host_device:node_disk_await:seconds",
-        ),
-        rule(
-            "osd:ceph_perfwatch_cpu_quota_usage:ratio",
-            "osd:ceph_perfwatch_cpu_usage:cores\n/ on (cluster, hostname, ceph_daemon)\n"
-            "(osd:ceph_perfwatch_cpu_limit:cores > 0)",
-        ),
-        # the light probes' last latency against their rolling baseline (1 = as usual, 3 = three times slower)
-        rule(
-            "osd:ceph_perfwatch_probe_latency:ratio_baseline",
-            by(f"{OSD}, metric", "max", sel("ceph_perfwatch_bench_latency_seconds", mod, 'kind="rados"'))
-            + "\n/ on (cluster, ceph_daemon, metric)\n("
-            + by(f"{OSD}, metric", "max", sel("ceph_perfwatch_bench_baseline_latency_seconds", mod, 'kind="rados"'))
-            + " > 0)",
-        ),
-        # OSD heartbeat ping times the mgr holds (the net probe), front and back: slow pings
-        rule(
-            "osd:ceph_perfwatch_heartbeat_ping:seconds",
-            by(f"{OSD}, metric", "max", sel("ceph_perfwatch_bench_latency_seconds", mod, 'kind="net"')),
-        ),
-        # which NIC carries which network of each OSD (after the heartbeat pings, which it reads)
-        *network_signal_rules(p),
-    ]
-
-
-def verdict_rules(p: Profile) -> list[Rule]:
-    """0/1 per device, OSD device, OSD and NIC, and one verdict series per (cluster, host, OSD, resource)."""
+def cpu_rules(p: Profile) -> list[Rule]:
+    """From the OSDs' and hosts' CPU counters to the CPU verdict, in one evaluation: at its cgroup limit and
+    throttled; or, without a limit, its host busy with work waiting."""
+    w, exp, node = p.rate_window, p.exporter_selector, p.node_selector
+    # per CPU and mode first (max): a host whose node_exporter two jobs scrape counts each CPU once
+    idle_per_cpu = by(f"{HOST}, cpu, mode", "max", rate(sel("node_cpu_seconds_total", node, 'mode=~"idle|iowait"'), w))
+    idle = by(HOST, "sum", idle_per_cpu)
+    periods = by(OSD_HOST, "sum", rate(sel("ceph_perfwatch_daemon_cgroup_cpu_periods_total", exp, OSD_ONLY), w))
     host_cpu = (
         f"(host:node_cpu_busy:ratio >= bool {p.host_cpu_busy_ratio})\n* on (cluster, hostname)\n"
         f"(host:node_procs_running_per_core:ratio >= bool {p.host_runnable_per_core})"
@@ -190,33 +120,138 @@ def verdict_rules(p: Profile) -> list[Rule]:
         "reason",
         "host_cpu",
     )
-    per_osd = "max by (cluster, hostname, ceph_daemon) ({})"
     return [
-        *media_verdict_rules(p),
-        # CPU: at its cgroup limit and throttled; or, without a limit, its host busy with work waiting
-        rule("osd:ceph_perfwatch_cpu_saturated:bool", f"{at_limit}\nor\n{host_out}"),
-        # network: a NIC that carries Ceph's traffic at its capacity in one direction
-        *network_verdict_rules(p),
+        # the OSD's cores used, its cgroup limit, the share of CFS periods it was throttled in
         rule(
-            "osd:ceph_perfwatch_saturation:verdict",
-            with_label(per_osd.format("osd_device:ceph_perfwatch_media_saturated:bool"), "resource", "media")
-            + "\nor\n"
-            + with_label(per_osd.format("osd:ceph_perfwatch_cpu_saturated:bool"), "resource", "cpu")
-            + "\nor\n"
-            + with_label("osd:ceph_perfwatch_network_saturated:bool", "resource", "network"),
+            "osd:ceph_perfwatch_cpu_usage:cores",
+            by(OSD_HOST, "sum", rate(sel("ceph_perfwatch_daemon_cpu_seconds_total", exp, OSD_ONLY), w)),
+        ),
+        rule(
+            "osd:ceph_perfwatch_cpu_limit:cores",
+            by(OSD_HOST, "max", sel("ceph_perfwatch_daemon_cgroup_cpu_limit_cores", exp, OSD_ONLY)),
+        ),
+        rule(
+            "osd:ceph_perfwatch_cpu_throttled_periods:ratio",
+            by(OSD_HOST, "sum", rate(sel("ceph_perfwatch_daemon_cgroup_cpu_throttled_periods_total", exp, OSD_ONLY), w))
+            + f"\n/\n({periods} > 0)",
+        ),
+        # the host's CPUs, counted once for the two ratios below (13,344 series at 10,000 OSDs, read twice before)
+        rule(
+            "host:node_cpus:count",
+            by(HOST, "count", by(f"{HOST}, cpu", "max", sel("node_cpu_seconds_total", node, 'mode="idle"'))),
+        ),
+        rule("host:node_cpu_busy:ratio", f"1 - {idle}\n/ on (cluster, hostname)\nhost:node_cpus:count"),
+        rule(
+            "host:node_procs_running_per_core:ratio",
+            by(HOST, "max", f"avg_over_time({sel('node_procs_running', node)}[{w}])")
+            + "\n/ on (cluster, hostname)\nhost:node_cpus:count",
+        ),
+        rule(
+            "osd:ceph_perfwatch_cpu_quota_usage:ratio",
+            "osd:ceph_perfwatch_cpu_usage:cores\n/ on (cluster, hostname, ceph_daemon)\n"
+            "(osd:ceph_perfwatch_cpu_limit:cores > 0)",
+        ),
+        rule("osd:ceph_perfwatch_cpu_saturated:bool", f"{at_limit}\nor\n{host_out}"),
+        verdict_rule("cpu", by(OSD_HOST, "max", "osd:ceph_perfwatch_cpu_saturated:bool")),
+    ]
+
+
+def network_rules(p: Profile) -> list[Rule]:
+    """From the NICs' counters to the network verdict, in one evaluation: a NIC that carries Ceph's traffic
+    at its capacity in one direction."""
+    w, exp, node = p.rate_window, p.exporter_selector, p.node_selector
+    nic_rate = "max by (cluster, hostname, device) ({})"
+    # A tc shaping rate limits what the host sends, not what it receives: receive is judged against the
+    # link speed only (a shaped NIC's receive side has no capacity series, and no receive verdict).
+    capacity = {
+        direction: by(HOST_DEVICE, "max", sel("ceph_perfwatch_network_link_capacity_bytes", exp, sources) + " > 0")
+        for direction, sources in (("transmit", ""), ("receive", 'source!="tc"'))
+    }
+    nic = {
+        direction: with_label(
+            nic_rate.format(rate(sel(f"node_network_{direction}_bytes_total", node, p.nic_selector), w)),
+            "direction",
+            direction,
+        )
+        + f"\n/ on (cluster, hostname, device) group_left ()\n{capacity[direction]}"
+        for direction in ("transmit", "receive")
+    }
+    return [
+        # each NIC's throughput against its capacity, per direction
+        rule("host_nic:ceph_perfwatch_network_utilisation:ratio", f"{nic['transmit']}\nor\n{nic['receive']}"),
+        nic_role_rule(),
+        *network_verdict_rules(p),
+        verdict_rule("network", "osd:ceph_perfwatch_network_saturated:bool"),
+    ]
+
+
+def detail_rules(p: Profile) -> list[Rule]:
+    """Beside the verdicts, for the dashboards and the alerts' text: per OSD device its device's signals,
+    limits and verdict; NIC drops."""
+    w, node = p.rate_window, p.node_selector
+
+    def per_osd_device(host_device: str) -> str:
+        return (
+            f"osd_device:ceph_perfwatch_osd_device:info\n* on (cluster, hostname, device) group_left ()\n{host_device}"
+        )
+
+    return [
+        rule("osd_device:ceph_perfwatch_media_busy:ratio", per_osd_device("host_device:node_disk_busy:ratio")),
+        rule("osd_device:ceph_perfwatch_media_queue:avg", per_osd_device("host_device:node_disk_queue:avg")),
+        rule("osd_device:ceph_perfwatch_media_await:seconds", per_osd_device("host_device:node_disk_await:seconds")),
+        *media_detail_rules(p),
+        rule(
+            "host_nic:node_network_drops:rate",
+            by(HOST_DEVICE, "max", rate(sel("node_network_receive_drop_total", node, p.nic_selector), w))
+            + "\n+ on (cluster, hostname, device)\n"
+            + by(HOST_DEVICE, "max", rate(sel("node_network_transmit_drop_total", node, p.nic_selector), w)),
         ),
     ]
 
 
-def groups(p: Profile) -> list[dict[str, Any]]:
-    """The recording rule groups, in evaluation order (a group reads only earlier groups' results)."""
-    made = [
-        # One group from the inputs to the verdicts: its rules run in order on one evaluation, each reading
-        # the ones before it at once. Split over groups, each hop waited for the next group's evaluation,
-        # 0 to 1 interval by the groups' hashes (bench/rule_chain_lag.py: 3 hops, up to 3 minutes).
-        ("perfwatch-verdicts", signal_rules(p) + osd_rules(p) + verdict_rules(p)),
-        ("perfwatch-store", store_rules(p)),
-        ("perfwatch-inputs", health_rules(p)),
-        ("perfwatch-dashboards", dashboard_rules(p)),
+def probe_rules(p: Profile) -> list[Rule]:
+    """The light probes' results per OSD, for the dashboards and the network alert's text."""
+    mod = p.module_selector
+    return [
+        # the light probes' last latency against their rolling baseline (1 = as usual, 3 = three times slower)
+        rule(
+            "osd:ceph_perfwatch_probe_latency:ratio_baseline",
+            by(f"{OSD}, metric", "max", sel("ceph_perfwatch_bench_latency_seconds", mod, 'kind="rados"'))
+            + "\n/ on (cluster, ceph_daemon, metric)\n("
+            + by(f"{OSD}, metric", "max", sel("ceph_perfwatch_bench_baseline_latency_seconds", mod, 'kind="rados"'))
+            + " > 0)",
+        ),
+        # OSD heartbeat ping times the mgr holds (the net probe), front and back: slow pings
+        rule(
+            "osd:ceph_perfwatch_heartbeat_ping:seconds",
+            by(f"{OSD}, metric", "max", sel("ceph_perfwatch_bench_latency_seconds", mod, 'kind="net"')),
+        ),
+        *heartbeat_rules(),
     ]
+
+
+def groups(p: Profile) -> list[dict[str, Any]]:
+    """The recording rule groups, in evaluation order (a group reads earlier groups' results).
+
+    Each verdict's chain, from its raw inputs to its verdict series, is one group: its rules run in order
+    on one evaluation, each reading the ones before it at once. Split over groups that wait on each other,
+    each hop waited for the next group's evaluation, 0 to 1 interval by the groups' hashes
+    (bench/rule_chain_lag.py: 3 hops, up to 3 minutes). The three resources' chains share no signal, so
+    each has its own group (and Prometheus evaluates them side by side); what they share is topology (which
+    devices and NICs serve which OSD), read from the group before as its last evaluation left it. What
+    no verdict reads comes after them."""
+    made = [
+        ("perfwatch-topology", topology_rules(p)),
+        ("perfwatch-network-topology", network_topology_rules(p)),
+        ("perfwatch-media", media_rules(p)),
+        ("perfwatch-cpu", cpu_rules(p)),
+        ("perfwatch-network", network_rules(p)),
+        ("perfwatch-details", detail_rules(p)),
+        ("perfwatch-probes", probe_rules(p)),
+        ("perfwatch-store", store_rules(p)),
+        ("perfwatch-benchmarks", bench_rules(p)),
+        ("perfwatch-inputs", health_rules(p)),
+    ]
+    for part, rules in dashboard_rules(p).items():
+        made.append((f"perfwatch-dashboards-{part}" if part else "perfwatch-dashboards", rules))
     return [{"name": name, "interval": p.evaluation_interval, "rules": rules} for name, rules in made]

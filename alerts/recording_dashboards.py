@@ -10,11 +10,15 @@ from .promql import CLUSTER, HOST, OSD, Rule, by, either, mean_from_summary, rat
 from .recording_network import per_osd
 
 
-def dashboard_rules(p: Profile) -> list[Rule]:
+def dashboard_rules(p: Profile) -> dict[str, list[Rule]]:
     """What the dashboards (dashboards/) show beside the verdicts: client I/O from Ceph's module, device
     await, utilisation per OSD and host and resource, buffer cache misses, compactions, probe latency
     histograms, RGW requests and its bucket-index ops. No alert reads these. (Plain gauges, such as cache
-    targets, mempools or the RGW queue, the dashboards read as they are.)"""
+    targets, mempools or the RGW queue, the dashboards read as they are.)
+
+    In three groups, by what they read (none reads another's results but the verdicts', which read client
+    I/O): client I/O ("io"), utilisation and verdicts per host and cluster (""), BlueStore, RocksDB, probe
+    histograms and RGW ("store"); one group took 2.2 s of CPU at 10,000 OSDs."""
     w, mod, exp, ceph = p.rate_window, p.module_selector, p.exporter_selector, p.ceph_selector
 
     def per_op(make: Callable[[str], str], read: str, write: str) -> str:
@@ -41,7 +45,7 @@ def dashboard_rules(p: Profile) -> list[Rule]:
     network = per_osd("host_nic:ceph_perfwatch_network_utilisation:ratio")
     media = "max by (cluster, hostname, ceph_daemon) (osd_device:ceph_perfwatch_media_busy:ratio)"
     rgw = "cluster, ceph_daemon"
-    return [
+    io = [
         # client I/O the OSDs serve (Ceph's prometheus module or ceph-exporter), op = read | write
         rule("osd:ceph_osd_op:rate", per_op(osd_ceph_rate, "ceph_osd_op_r", "ceph_osd_op_w")),
         rule("osd:ceph_osd_op_bytes:rate", per_op(osd_ceph_rate, "ceph_osd_op_r_out_bytes", "ceph_osd_op_w_in_bytes")),
@@ -52,6 +56,8 @@ def dashboard_rules(p: Profile) -> list[Rule]:
             "cluster:ceph_osd_op_latency:seconds",
             per_op(latency(CLUSTER), "ceph_osd_op_r_latency", "ceph_osd_op_w_latency"),
         ),
+    ]
+    verdicts = [
         # media: mean time a request spends queued and served (iostat's await), per device and per OSD device
         # utilisation per OSD and resource: its busiest device; its CPU against its limit, else its host's
         # CPU; the fullest NIC that carries its networks. Then per host, and how many OSDs each verdict holds
@@ -90,6 +96,8 @@ def dashboard_rules(p: Profile) -> list[Rule]:
             + by(CLUSTER, "sum", "osd:ceph_osd_op:rate")
             + " > 0)",
         ),
+    ]
+    store = [
         # BlueStore: buffer cache misses (bytes); RocksDB compactions
         rule(
             "osd:ceph_perfwatch_buffer_miss:ratio",
@@ -137,3 +145,4 @@ def dashboard_rules(p: Profile) -> list[Rule]:
             by(f"{HOST}, ceph_daemon, op", "sum", rate(sel("ceph_perfwatch_rgw_objecter_ops_total", exp), w)),
         ),
     ]
+    return {"io": io, "": verdicts, "store": store}

@@ -52,9 +52,11 @@ def per_osd(per_nic: str) -> str:
     )
 
 
-def network_signal_rules(p: Profile) -> list[Rule]:
-    """Who carries what: per OSD its addresses on its host, per address its carriers, per NIC its networks.
-    Read after osd:ceph_perfwatch_osd:info and host_nic:ceph_perfwatch_network_utilisation:ratio."""
+def network_topology_rules(p: Profile) -> list[Rule]:
+    """Who carries what: per OSD its addresses on its host, per address its carriers, per NIC the networks
+    of the OSDs' addresses it carries. Only info series (the OSD map's addresses, the hosts' devices): they
+    change with the hardware and the map, not with the load (group perfwatch-topology, after
+    osd:ceph_perfwatch_osd:info)."""
     mod, exp = p.module_selector, p.exporter_selector
 
     def carried(network: str) -> str:
@@ -66,26 +68,6 @@ def network_signal_rules(p: Profile) -> list[Rule]:
         )
         return with_label(nics, "network", network)
 
-    def nic_of(network: str) -> str:
-        return f'{NIC_NETWORK}{{network="{network}"}}'
-
-    on_nic = " on (cluster, hostname, device) "
-    public, cluster = nic_of("public"), nic_of("cluster")
-    roles = [
-        with_label(f"({public} and{on_nic}{cluster})", "network", BOTH),
-        f"({public} unless{on_nic}{cluster})",
-        f"({cluster} unless{on_nic}{public})",
-        # a host with an OSD in the fallback: its NICs that carry no known network of Ceph, judged as before
-        with_label(
-            by("cluster, hostname, device", "max", "host_nic:ceph_perfwatch_network_utilisation:ratio")
-            + f" * 0 + 1\nunless{on_nic}{NIC_NETWORK}\nand on (cluster, hostname) {FALLBACK}",
-            "network",
-            UNKNOWN,
-        ),
-    ]
-    pings = 'osd:ceph_perfwatch_heartbeat_ping:seconds{metric=~"ping_front|ping_back"}'
-    for network, metric in PING_METRIC.items():
-        pings = f'label_replace({pings}, "network", "{network}", "metric", "{metric}")'
     return [
         # each up OSD's address per network, on the host the exporters place it on
         rule(
@@ -119,8 +101,41 @@ def network_signal_rules(p: Profile) -> list[Rule]:
                 UNKNOWN,
             ),
         ),
-        # one row per judged NIC: network = public | cluster | public+cluster | unknown
-        rule(NIC_ROLE, "\nor\n".join(roles)),
+    ]
+
+
+def nic_role_rule() -> Rule:
+    """One row per judged NIC: which network it carries. Read after host_nic:ceph_perfwatch_network_utilisation:ratio
+    (the NICs of a host with an OSD in the fallback)."""
+
+    def nic_of(network: str) -> str:
+        return f'{NIC_NETWORK}{{network="{network}"}}'
+
+    on_nic = " on (cluster, hostname, device) "
+    public, cluster = nic_of("public"), nic_of("cluster")
+    roles = [
+        with_label(f"({public} and{on_nic}{cluster})", "network", BOTH),
+        f"({public} unless{on_nic}{cluster})",
+        f"({cluster} unless{on_nic}{public})",
+        # a host with an OSD in the fallback: its NICs that carry no known network of Ceph, judged as before
+        with_label(
+            by("cluster, hostname, device", "max", "host_nic:ceph_perfwatch_network_utilisation:ratio")
+            + f" * 0 + 1\nunless{on_nic}{NIC_NETWORK}\nand on (cluster, hostname) {FALLBACK}",
+            "network",
+            UNKNOWN,
+        ),
+    ]
+    # one row per judged NIC: network = public | cluster | public+cluster | unknown
+    return rule(NIC_ROLE, "\nor\n".join(roles))
+
+
+def heartbeat_rules() -> list[Rule]:
+    """Evidence for the dashboards and the alert's text, no verdict: per NIC, the slowest heartbeat round
+    trip of the OSDs whose address it carries. Read after osd:ceph_perfwatch_heartbeat_ping:seconds."""
+    pings = 'osd:ceph_perfwatch_heartbeat_ping:seconds{metric=~"ping_front|ping_back"}'
+    for network, metric in PING_METRIC.items():
+        pings = f'label_replace({pings}, "network", "{network}", "metric", "{metric}")'
+    return [
         # evidence: per NIC, the slowest heartbeat round trip of the OSDs whose address it carries, on that
         # address's network (front pings for public, back pings for cluster)
         rule(

@@ -30,9 +30,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from rule_cost import RULES, Prometheus, rfc3339, seconds
 
-# The groups a saturation alert's value passes through, from the raw inputs to the alert, in order; a
-# group of this list that the rule files do not have (merged into another) is skipped.
-CHAIN = ("perfwatch-signals", "perfwatch-osd", "perfwatch-verdicts", "perfwatch-saturation-alerts")
+# The groups each saturation alert's value passes through, from the raw inputs to the alert, in order (one
+# chain per resource: each resource's verdict has its own group); a group of a chain that the rule files do
+# not have (merged into another, or rules older than the split) is skipped, and chains met twice count once.
+CHAINS = (
+    ("perfwatch-signals", "perfwatch-osd", "perfwatch-verdicts", "perfwatch-saturation-alerts"),
+    ("perfwatch-media", "perfwatch-saturation-alerts"),
+    ("perfwatch-cpu", "perfwatch-saturation-alerts"),
+    ("perfwatch-network", "perfwatch-saturation-alerts"),
+)
 UNSET = "0001-01-01"
 
 
@@ -65,18 +71,19 @@ def main(argv: list[str] | None = None) -> int:
     print(f"evaluation interval {interval:g} s; each group's offset within it:")
     for name, offset in sorted(found.items(), key=lambda kv: kv[1]):
         print(f"  {offset:6.2f} s  {name}")
-    chain = [name for name in CHAIN if name in found]
-    print(f"\nverdict chain: {' -> '.join(chain)} ({len(chain) - 1} hop(s) between groups)")
-    total = 0.0
-    for before, after in itertools.pairwise(chain):
-        hop = (found[after] - found[before]) % interval
-        total += hop
-        print(f"  {before} -> {after}: waits {hop:5.2f} s here (0 to {interval:g} s, by the groups' hashes)")
-    hops = len(chain) - 1
-    print(
-        f"delay from the inputs' first recording to the alert's evaluation: {total:.2f} s here; between 0 and "
-        f"{hops * interval:g} s, {hops * interval / 2:g} s expected, on top of the alert's `for:`"
-    )
+    chains = list(dict.fromkeys(tuple(name for name in c if name in found) for c in CHAINS))
+    for chain in (c for c in chains if len(c) > 1):
+        print(f"\nverdict chain: {' -> '.join(chain)} ({len(chain) - 1} hop(s) between groups)")
+        total = 0.0
+        for before, after in itertools.pairwise(chain):
+            hop = (found[after] - found[before]) % interval
+            total += hop
+            print(f"  {before} -> {after}: waits {hop:5.2f} s here (0 to {interval:g} s, by the groups' hashes)")
+        hops = len(chain) - 1
+        print(
+            f"delay from the inputs' first recording to the alert's evaluation: {total:.2f} s here; between 0 "
+            f"and {hops * interval:g} s, {hops * interval / 2:g} s expected, on top of the alert's `for:`"
+        )
     return 0
 
 

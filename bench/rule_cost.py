@@ -20,7 +20,7 @@ samples counts; after --evaluations of each group:
 Then: the series each recording rule adds, rule errors, the alerts (pending: the run is shorter than their
 `for:`), and whether the verdicts find exactly what the synthetic cluster made saturated or missing.
 
-Usage: python3 bench/rule_cost.py [--osds 1000 10000] [--osds-per-host 24] [--evaluations 3] [--keep DIR]
+Usage: python3 bench/rule_cost.py [--osds 1000 10000] [--osds-per-host 24] [--evaluations 3] [--detail] [--keep DIR]
 About 9 minutes at 1,000 OSDs and 12 at 10,000 (1.35 M input series: Prometheus near 10 GiB, this script
 about 1 GiB). A promtool backfill would save the 5 m fill, but at 10,000 OSDs it writes 7 GB of OpenMetrics
 and takes about as long. Runs niced (--nice); a Ceph lab beside it slows it (the load average is printed).
@@ -302,7 +302,9 @@ def cost_alone(prom: Prometheus, expr: str, at: float) -> Cost:
     return Cost(min(cpu), statistics.median(cpu), samples)
 
 
-def report_groups(groups: dict[str, list[Group]], sampler: CpuSampler, prom: Prometheus, at: float) -> None:
+def report_groups(
+    groups: dict[str, list[Group]], sampler: CpuSampler, prom: Prometheus, at: float, detail: bool
+) -> None:
     print(
         "  rule groups. live: evaluationTime, median and max over the measured evaluations, and how long\n"
         "  Prometheus's threads waited for a CPU meanwhile. alone: the CPU its rules take queried one by one\n"
@@ -325,8 +327,10 @@ def report_groups(groups: dict[str, list[Group]], sampler: CpuSampler, prom: Pro
             f"(waited {waited:5.2f} s, n={len(times)})  alone {best:.3f} s, median {median:.3f} s; reads "
             f"{samples:,} samples{'  OVER 1 s' if best >= 1 else ''}"
         )
-        costly = sorted(alone, key=lambda r: -alone[r].best)[:3]
-        print("      costliest: " + ", ".join(f"{r} {alone[r].best:.3f} s" for r in costly))
+        costly = sorted(alone, key=lambda r: -alone[r].best)
+        print("      costliest: " + ", ".join(f"{r} {alone[r].best:.3f} s" for r in costly[:3]))
+        for r in costly if detail else []:
+            print(f"        {alone[r].best:7.4f} s  {alone[r].samples:>10,} samples  {r}")
         errors = {(r["name"], r.get("lastError", "")) for g in evals for r in g["rules"] if r.get("health") == "err"}
         for rule, error in sorted(errors):
             print(f"      ERROR {rule}: {error}")
@@ -334,15 +338,18 @@ def report_groups(groups: dict[str, list[Group]], sampler: CpuSampler, prom: Pro
 
 
 def inputs_read(rule_files: list[Path]) -> set[str]:
-    """The raw metrics the rules select (every selector of these rules has matchers; recorded names have a
-    colon)."""
-    return {m for f in rule_files for m in re.findall(r"(?<![\w:])([a-zA-Z_]\w*)\{", f.read_text())}
+    """The raw metrics the rules' expressions select (every selector of these rules has matchers; recorded
+    names have a colon). Not the annotations' templates: their text has braces too."""
+    exprs = [r["expr"] for f in rule_files for g in json.loads(f.with_suffix(".json").read_text())["groups"]
+             for r in g["rules"]]  # fmt: skip
+    return {m for e in exprs for m in re.findall(r"(?<![\w:])([a-zA-Z_]\w*)\{", e)}
 
 
-def run(n: int, per_host: int, evaluations: int, workdir: Path) -> None:
+def run(n: int, per_host: int, evaluations: int, workdir: Path, detail: bool = False) -> None:
     rule_files = [workdir / "recording.yml", workdir / "alerts.yml"]
     for f in rule_files:  # read at each run: the rules measured are the ones of this moment
         shutil.copy(RULES / f.name, f)
+        shutil.copy(RULES / f.with_suffix(".json").name, f.with_suffix(".json"))  # the same rules, as JSON
     window = max(seconds(w) for w in re.findall(r"\[(\w+)\]", rule_files[0].read_text()))
     cluster = SyntheticCluster(n, per_host)
     src = ", ".join(f"{s} {c:,}" for s, c in sorted(cluster.sources.items(), key=lambda kv: -kv[1]))
@@ -382,15 +389,17 @@ def run(n: int, per_host: int, evaluations: int, workdir: Path) -> None:
             f"  this machine: {per_series * 1e6:.1f} us of CPU per series for a plain max by over {n:,} gauges "
             f"(best of {REPEATS}, less a query's fixed cost); load average {load()}"
         )
-        report_groups(groups, sampler, prom, at)
+        report_groups(groups, sampler, prom, at, detail)
         print(f"  rule evaluation failures {failures:.0f}, missed group iterations {missed:.0f}")
         print("  series each recording rule adds:")
         total = 0
         for evals in groups.values():
             for rule in (r for r in evals[-1]["rules"] if r["type"] == "recording"):
-                count = int(prom.scalar(f'count({{__name__="{rule["name"]}"}})', at))
+                # a name several rules record (one per resource) is told apart by the labels each rule sets
+                labels = [f'__name__="{rule["name"]}"'] + [f'{k}="{v}"' for k, v in (rule.get("labels") or {}).items()]
+                count = int(prom.scalar(f"count({{{', '.join(labels)}}})", at))
                 total += count
-                print(f"    {count:>8,}  {rule['name']}")
+                print(f"    {count:>8,}  {rule['name']}{'{' + ', '.join(labels[1:]) + '}' if labels[1:] else ''}")
         print(f"    {total:>8,}  in all ({total / cluster.series_count:.2f} per input series)")
         alerts = prom.query("count by (alertname, alertstate) (ALERTS)", at)
         print("  alerts: " + (", ".join(
@@ -414,6 +423,7 @@ def main() -> int:
     parser.add_argument("--osds-per-host", type=int, default=24)
     parser.add_argument("--evaluations", type=int, default=3, help="measured live evaluations per group")
     parser.add_argument("--nice", type=int, default=10, help="niceness of this script and Prometheus")
+    parser.add_argument("--detail", action="store_true", help="every rule's CPU alone and samples, costliest first")
     parser.add_argument("--keep", metavar="DIR", help="leave the Prometheus data, config and log in DIR/osds-N")
     args = parser.parse_args()
     if args.evaluations < 1:
@@ -428,10 +438,10 @@ def main() -> int:
             workdir = Path(args.keep).resolve() / f"osds-{n}"
             shutil.rmtree(workdir, ignore_errors=True)
             workdir.mkdir(parents=True)
-            run(n, args.osds_per_host, args.evaluations, workdir)
+            run(n, args.osds_per_host, args.evaluations, workdir, args.detail)
         else:
             with tempfile.TemporaryDirectory(prefix="rule-cost-") as tmp:
-                run(n, args.osds_per_host, args.evaluations, Path(tmp))
+                run(n, args.osds_per_host, args.evaluations, Path(tmp), args.detail)
     return 0
 
 
