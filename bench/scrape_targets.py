@@ -4,8 +4,8 @@ perfwatch host exporter, the active mgr's perfwatch and prometheus modules, the 
 so that a sharded scraper has targets to share out. For bench/vm_verdicts.py.
 
 Each target is GET /metrics/<source>/<instance>, rendered at the moment of the request (counters are straight
-lines in time, as SyntheticCluster makes them). Only 127.0.0.1. Any POST answers 200 and is dropped: a sink
-for vmalert's notifications, which it must send somewhere.
+lines in time, as SyntheticCluster makes them), every sample stamped with that moment. Only 127.0.0.1. Any
+POST answers 200 and is dropped: a sink for vmalert's notifications, which it must send somewhere.
 """
 
 from __future__ import annotations
@@ -34,12 +34,14 @@ class Target:
         self.moving = [(text, base, slope) for text, base, slope in lines if slope]
 
     def render(self, t: float) -> Iterator[bytes]:
-        yield self.static
-        d = t - self.t_ref
+        """The lines at time t, each stamped with t: a scraper stores them at the moment their values are of,
+        however late it reads them (without the stamp, a rate is off by the server's delay over the range)."""
+        ms = int(t * 1000)
+        yield self.static.replace(b"\n", b" %d\n" % ms)
+        d = ms / 1000 - self.t_ref
         for i in range(0, len(self.moving), CHUNK):
-            yield "".join(
-                f"{text} {base + slope * d:.12g}\n" for text, base, slope in self.moving[i : i + CHUNK]
-            ).encode()
+            lines = self.moving[i : i + CHUNK]
+            yield "".join(f"{text} {base + slope * d:.12g} {ms}\n" for text, base, slope in lines).encode()
 
 
 def split_targets(cluster: SyntheticCluster) -> list[Target]:
@@ -54,6 +56,7 @@ def split_targets(cluster: SyntheticCluster) -> list[Target]:
 
 class TargetServer(ThreadingHTTPServer):
     daemon_threads = True
+    request_queue_size = 1024  # the listen backlog: a scraper opens hundreds of connections at once (default 5)
 
     def __init__(self, targets: list[Target]) -> None:
         self.targets = {t.path: t for t in targets}
@@ -84,7 +87,12 @@ class TargetServer(ThreadingHTTPServer):
                 {"targets": [self.address], "labels": {"__metrics_path__": t.path, "instance": t.instance}}
             )
         return [
-            {"job_name": f"synthetic-{source}", "honor_labels": True, "static_configs": statics}
+            {
+                "job_name": f"synthetic-{source}",
+                "honor_labels": True,
+                "honor_timestamps": True,
+                "static_configs": statics,
+            }
             for source, statics in sorted(jobs.items())
         ]
 

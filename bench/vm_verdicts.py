@@ -414,9 +414,7 @@ def main() -> int:
         "--evaluations", type=int, default=2, help="Prometheus's evaluations of each group after the fill"
     )
     parser.add_argument("--max-evaluations", type=int, default=12, help="vmalert's rounds at most, after the fill")
-    parser.add_argument(
-        "--rtol", type=float, default=1e-2, help="relative tolerance of values (the input's own timing jitter)"
-    )
+    parser.add_argument("--rtol", type=float, default=1e-6, help="relative tolerance of values")
     parser.add_argument("--nice", type=int, default=10, help="niceness of this script and the engines")
     parser.add_argument("--keep", metavar="DIR", help="leave data, configs and logs in DIR/osds-N")
     args = parser.parse_args()

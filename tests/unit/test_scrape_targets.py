@@ -22,7 +22,9 @@ def test_targets_partition_the_series_one_per_source_and_instance() -> None:
     for t in targets:
         body = b"".join(t.render(cluster.t_ref + 60)).decode()
         assert body.count("\n") == t.series
-        assert all(f'instance="{t.instance}"' in line for line in body.splitlines())
+        for line in body.splitlines():
+            assert f'instance="{t.instance}"' in line
+            assert line.endswith(f" {int((cluster.t_ref + 60) * 1000)}")  # stamped with the moment of its values
 
 
 def test_every_target_has_its_own_labels_for_the_shards_to_hash() -> None:
