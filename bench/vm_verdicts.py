@@ -18,10 +18,10 @@ counters are straight lines in time, so rates do not depend on when they are rea
      predecessors wrote through remote write, so a chain settles one link per evaluation at most).
 
 Prints: targets and series each vmagent shard took; per rule (recorded series, ALERTS): series in each
-engine, label sets only in one, values that differ beyond --rtol (rules that read time() are compared by
-label set only); the synthetic cluster's expected verdict counts in both; SAME or DIFFERENT; rule errors of
-each engine; group evaluation times (Prometheus's evaluationTime; vmalert's, the sum of its rules'
-evaluationTime, and its own iteration-duration summary), CPU and peak RSS (VmHWM) of every engine process.
+engine, label sets only in one, values that differ beyond --rtol (rules that read time(), and ALERTS, whose
+state depends on how long an engine has run, are compared by label set only); the synthetic cluster's
+expected verdict counts in both; SAME or DIFFERENT; rule errors of each engine; group evaluation times
+(Prometheus's evaluationTime; vmalert's iteration duration), CPU and peak RSS (VmHWM) of every engine process.
 
 Usage: python3 bench/vm_verdicts.py [--osds 1000] [--osds-per-host 24] [--evaluations 2] [--keep DIR]
 Needs Debian's `prometheus` and `victoria-metrics` (apt-get install prometheus victoria-metrics).
@@ -369,13 +369,14 @@ def run(args: argparse.Namespace, n: int, workdir: Path) -> bool:
         shutil.copy(RULES / f.name, f)
     group_of, expr_of, window = read_rules(rule_files)
     names = [*group_of, "ALERTS"]
-    by_labels_only = {name for name, expr in expr_of.items() if "time()" in expr}
+    # ALERTS by label set too: an alert's state (pending, firing) depends on how long each engine has run
+    by_labels_only = {name for name, expr in expr_of.items() if "time()" in expr} | {"ALERTS"}
     links = longest_chain(expr_of)
     cluster = SyntheticCluster(n, args.osds_per_host)
     targets = split_targets(cluster)
     print(
         f"{n:,} OSDs on {len(cluster.hosts)} hosts: {cluster.series_count:,} input series in {len(targets)} "
-        f"targets; {len(group_of)} recorded names (compared by label set only, as they read time(): "
+        f"targets; {len(group_of)} recorded names (compared by label set only: "
         f"{', '.join(sorted(by_labels_only)) or 'none'})\n"
         f"the longest chain of recorded series, {len(links)} links (vmalert reads its own results back through "
         f"remote write, so a change travels it one link per evaluation at most): {' <- '.join(reversed(links))}",
@@ -411,13 +412,19 @@ def main() -> int:
     parser.add_argument("--osds", type=int, default=1000)
     parser.add_argument("--osds-per-host", type=int, default=24)
     parser.add_argument(
-        "--evaluations", type=int, default=2, help="Prometheus's evaluations of each group after the fill"
+        "--evaluations",
+        type=int,
+        default=2,
+        help="Prometheus's evaluations of each group after the fill, at least 2: a group reads other groups' results, "
+        "and with 1 it may read those of their last evaluation before the fill (rates of a range not yet full)",
     )
     parser.add_argument("--max-evaluations", type=int, default=12, help="vmalert's rounds at most, after the fill")
     parser.add_argument("--rtol", type=float, default=1e-6, help="relative tolerance of values")
     parser.add_argument("--nice", type=int, default=10, help="niceness of this script and the engines")
     parser.add_argument("--keep", metavar="DIR", help="leave data, configs and logs in DIR/osds-N")
     args = parser.parse_args()
+    if args.evaluations < 2:
+        parser.error("--evaluations: at least 2")
     missing = [b for b in ("prometheus", "victoria-metrics", "vmagent", "vmalert") if shutil.which(b) is None]
     if missing:
         print(f"not found: {', '.join(missing)} (Debian: apt-get install prometheus victoria-metrics)", file=sys.stderr)
