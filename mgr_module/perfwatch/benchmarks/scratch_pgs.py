@@ -106,6 +106,12 @@ def _placement(
     return len(rule_osds), sum(counts.get(osd, 0) for osd in rule_osds) + pending
 
 
+def _declined(log: Any, pool: str, why: str) -> Optional[int]:
+    """A growth not attempted now, and why (debug: every round while it lasts); None, as grow returns."""
+    log.debug("scratch pool %s not grown now: %s", pool, why)
+    return None
+
+
 def grow(
     adapter: Any,
     pool: str,
@@ -124,16 +130,22 @@ def grow(
     if not hasattr(adapter, "set_pool"):  # an adapter that cannot change pools (tests' fakes)
         return None
     if scratch_busy():
-        return None
+        return _declined(log, pool, "another run writes into it")
     objects = adapter.pool_objects(pool) if max_objects is not None and hasattr(adapter, "pool_objects") else None
     if objects is not None and objects > max_objects:
-        return None
+        return _declined(log, pool, "the mgr counts {} objects in it".format(objects))
     status, pgs = adapter.cluster_state()
     if status != "HEALTH_OK" or any(n and state != "active+clean" for state, n in pgs.items()):
-        return None  # never add peering to a cluster that is recovering or warning
+        return _declined(log, pool, "{}, PGs {}".format(status, pgs))  # no peering added to a cluster that is not well
     entry, pools = adapter.pool_entry(pool), adapter.pool_entries()
     if sum(pgs.values()) < sum(int(p.get("pg_num", 0)) for p in pools):
-        return None  # a mgr that does not know every PG yet (just active): not "all clean"
+        return _declined(
+            log,
+            pool,
+            "the mgr knows {} PGs of the pools' {}".format(
+                sum(pgs.values()), sum(int(p.get("pg_num", 0)) for p in pools)
+            ),
+        )  # just active: not "all clean"
     if not entry or changing(entry) or not _owned(adapter, pool, entry, pool_id, log):
         return None
     current = _target(entry)
@@ -143,7 +155,7 @@ def grow(
         max_per_osd = DEFAULT_MAX_PG_PER_OSD
     placement = _placement(adapter, pool, entry, pools)
     if placement is None:
-        return None
+        return _declined(log, pool, "its rule's OSDs or their PG counts are unknown")
     in_osds, replicas = placement
     target = pg_target(
         current,
