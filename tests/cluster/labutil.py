@@ -109,12 +109,31 @@ def start_bench(lab: LabHandle, *args: str, timeout: float = 120) -> str:
 
 
 def finished(lab: LabHandle, run_id: str, timeout: float = 120) -> dict:
-    """The record of run `run_id` once `bench status` lists it among the recent (ended) runs."""
+    """The record of run `run_id` once `bench status` lists it among the recent (ended) runs. If it does
+    not end in time, the failure says where it was: its status, and what the active mgr logged of it."""
+    seen: dict[str, Any] = {}
 
     def done() -> dict | None:
-        return next((r for r in lab.ceph("perfwatch", "bench", "status")["recent"] if r["run_id"] == run_id), None)
+        status = lab.ceph("perfwatch", "bench", "status")
+        seen.update(status)
+        return next((r for r in status["recent"] if r["run_id"] == run_id), None)
 
-    return wait_until(done, timeout, f"{run_id} to finish", 0.5)
+    try:
+        return wait_until(done, timeout, f"{run_id} to finish", 0.5)
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}\nlast bench status: {json.dumps(seen)}\n{mgr_log_of(lab, run_id)}") from None
+
+
+def mgr_log_of(lab: LabHandle, needle: str, tail: int = 40) -> str:
+    """The active mgr's log lines naming `needle`, and its last `tail` lines (a failure's evidence: the lab
+    and its logs are gone once the session ends)."""
+    try:
+        name = lab.ceph("mgr", "stat")["active_name"]
+        lines = (lab.dir / "log" / f"ceph-mgr.{name}.log").read_text(errors="replace").splitlines()
+    except (OSError, cephcli.CephCommandError) as exc:
+        return f"(no mgr log: {exc})"
+    named = [line for line in lines if needle in line][-tail:]
+    return "\n".join([f"mgr.{name} log, lines naming {needle}:", *named, f"its last {tail} lines:", *lines[-tail:]])
 
 
 def free_ports(count: int) -> int:

@@ -266,6 +266,32 @@ def test_scratch_of_a_run_with_ops_in_flight_is_cleaned_again_later(env: dict, m
     assert env["store"].scratch() == {}
 
 
+class SelfCleaningKind(FakeKind):
+    """A light probe that removed every object it wrote (scratch_removed), some op perhaps still in flight."""
+
+    name = "selfcleaning"
+    heavy = False
+    in_flight = False
+
+    def run(self, ctx: Context) -> list[Measurement]:
+        ctx.register_scratch(entry(ctx.run_id))
+        ctx.scratch_removed = True
+        ctx.unsettled = self.in_flight
+        return [Measurement(self.name, "iops", 0, 1.0, "iops")]
+
+
+def test_a_run_that_removed_all_it_wrote_is_not_listed_for_cleanup_unless_an_op_may_still_land(
+    env: dict, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    kind = SelfCleaningKind()
+    monkeypatch.setitem(KINDS, "selfcleaning", kind)
+    run = wait_done(env["runner"], env["runner"].start("selfcleaning", None, {}).run_id)
+    assert run.state == "done" and kind.cleaned == [] and env["store"].scratch() == {}
+    kind.in_flight = True
+    run = wait_done(env["runner"], env["runner"].start("selfcleaning", None, {}).run_id)
+    assert kind.cleaned == [entry(run.run_id)] and run.run_id in env["store"].scratch()
+
+
 def test_orphan_cleanup_never_touches_a_live_run(env: dict) -> None:
     env["kind"].release.clear()
     run = env["runner"].start("fake", None, {})

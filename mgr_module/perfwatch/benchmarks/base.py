@@ -69,6 +69,9 @@ class Context:
         self.osd_latency_guard = osd_latency_guard
         self.pool_creations = pool_creations  # the BenchStore's record of scratch pools being created
         self.unsettled = False  # set when an op may still land after the run: keep its scratch entry
+        # Set when the run removed every object it wrote itself, none of them unsettled: its scratch entry
+        # is dropped without listing the pool (a listing waits while any PG of the pool is not active).
+        self.scratch_removed = False
         # The parameters as the user gave them (None: not given). None when the runner does not pass
         # them: then a value other than the default counts as asked for (Benchmark.explicit).
         self.requested = requested

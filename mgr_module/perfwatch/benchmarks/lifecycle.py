@@ -195,6 +195,8 @@ class Lifecycle:
             unsettled = unsettled or ctx.unsettled
             run.ended_at = time.time()
             run.message = message
+            if ctx.scratch_removed and not unsettled:  # nothing of it is left to find: no listing
+                self._store.drop_scratch(run.run_id)
             # Ops that may still land: clean now, and keep the entry so later passes clean again.
             self._cleanup_run(run.run_id, unsettled)
             if state != "done":

@@ -106,7 +106,8 @@ class RadosLatency(Benchmark):
         writes = phases.run("write", todo, lambda name: io.write_full(name, data, ctx.step_timeout(io.timeout)))
         written = [(osd, name) for osd, name in todo if osd in writes]
         reads = phases.run("read", written, lambda name: io.read(name, BLOCK, ctx.step_timeout(io.timeout)))
-        phases.run("remove", written, lambda name: io.remove(name, ctx.step_timeout(io.timeout)))
+        removed = phases.run("remove", written, lambda name: io.remove(name, ctx.step_timeout(io.timeout)))
+        ctx.scratch_removed = not ctx.unsettled and len(removed) == len(written)  # a failed write made no object
         if commits_before:
             ctx.commit_latency = window_latency(commits_before, self._commit_readings(ctx, members, workers))
         results = [Measurement(self.name, "write_latency", osd, writes[osd], "seconds") for osd, _ in written]

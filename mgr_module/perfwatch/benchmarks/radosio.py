@@ -9,6 +9,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 from .base import BenchError
 
 REMOVE_DEPTH = 64  # removals in flight when scratch is cleaned up (of our own objects, in our own pool)
+LIST_SECONDS = 60.0  # a listing not ended by then (a PG of the pool not active) is given up; the next pass lists again
 
 
 class OpTimeout(BenchError):
@@ -53,6 +54,9 @@ class RadosIO:
         self.ioctx = ioctx
         self.timeout = timeout
         self.stopping = stopping  # set when the module shuts down: long removals stop between ops
+        self._lock = threading.Lock()
+        self._walks = 0  # listings still running in librados (list_objects)
+        self._closing = False
 
     def _wait(
         self,
@@ -159,14 +163,44 @@ class RadosIO:
             lambda cb: self.ioctx.operate_aio_read_op(op, obj, oncomplete=cb), "omap get " + obj, timeout, (op, outputs)
         )[0]
 
-    def list_objects(self, prefix: str, limit: int) -> List[str]:
-        out = []
-        for obj in self.ioctx.list_objects():
-            if obj.key.startswith(prefix):
-                out.append(obj.key)
-                if len(out) >= limit:
-                    break
-        return out
+    def list_objects(self, prefix: str, limit: int, timeout: float = LIST_SECONDS) -> List[str]:
+        """Up to `limit` names of the namespace starting with prefix. librados' listing blocks while a PG
+        of the pool is not active (peering after a split) and cannot be cancelled: it runs in a thread of
+        its own, and OpTimeout after `timeout` s ends the wait (the ioctx is closed when the walk ends)."""
+        out: List[str] = []
+        failed: List[BaseException] = []
+        ended = threading.Event()
+
+        def walk() -> None:
+            try:
+                for obj in self.ioctx.list_objects():
+                    if obj.key.startswith(prefix):
+                        out.append(obj.key)
+                        if len(out) >= limit:
+                            break
+            except Exception as exc:
+                failed.append(exc)
+            finally:
+                with self._lock:
+                    ended.set()
+                    self._walks -= 1
+                    close = self._closing and not self._walks
+                if close:
+                    self.ioctx.close()
+
+        with self._lock:
+            self._walks += 1
+        threading.Thread(target=walk, name="perfwatch-list", daemon=True).start()
+        if not ended.wait(timeout):
+            raise OpTimeout("list {}*: no full answer in {:.0f} s (a PG not active?)".format(prefix, timeout))
+        if failed:
+            raise BenchError("list {}*: {}".format(prefix, failed[0]))
+        return list(out)
 
     def close(self) -> None:
+        """Close the ioctx now, or when the last listing still blocked in librados ends."""
+        with self._lock:
+            self._closing = True
+            if self._walks:
+                return
         self.ioctx.close()
