@@ -45,18 +45,25 @@ CYCLES = 5  # timed collection cycles per size
 
 
 class RecordedAdapter(CephAdapter):
-    """Every OSD answers at once with the recorded payload; decoding it is part of the measured cost."""
+    """Every OSD answers at once with the recorded payload, as compact JSON text (what an OSD writes for
+    "format": "json"); decoding it is part of the measured cost."""
 
     def __init__(self, n: int) -> None:
         self.n = n
-        self.dump = (FIXTURES / "pacific_osd_perf_dump.json").read_text()
-        self.mempools = (FIXTURES / "pacific_osd_dump_mempools.json").read_text()
+        compact = (",", ":")
+        self.dump = json.dumps(json.loads((FIXTURES / "pacific_osd_perf_dump.json").read_text()), separators=compact)
+        self.mempools = json.dumps(
+            json.loads((FIXTURES / "pacific_osd_dump_mempools.json").read_text()), separators=compact
+        )
 
     def osds(self) -> list[tuple[int, bool]]:
         return [(i, True) for i in range(self.n)]
 
+    def tell_osd_text(self, osd_id: int, command: dict[str, Any], timeout: float) -> str:
+        return self.dump if command["prefix"] == "perf dump" else self.mempools
+
     def tell_osd(self, osd_id: int, command: dict[str, Any], timeout: float) -> Any:
-        return json.loads(self.dump if command["prefix"] == "perf dump" else self.mempools)
+        return json.loads(self.tell_osd_text(osd_id, command, timeout))
 
     def rgw_counters(self) -> dict[str, dict[str, dict[str, Any]]]:
         return {}
@@ -94,7 +101,7 @@ def simulated(sizes: list[int], scrapes: int, source: str, baselines: bool) -> N
         j0 = time.process_time()
         store.judge(net_round, {}, 0.5, 3)
         judged = time.process_time() - j0
-        collector = Collector(RecordedAdapter(n), extra_samples=lambda b=board: b.samples({}, 3, baselines))
+        collector = Collector(RecordedAdapter(n), extra_samples=lambda b=board: b.exposition({}, 3, baselines))
         settings = Settings(request_timeout=10, max_in_flight=8, read_osds=source == "module")
         cpus, walls = [], []
         for _ in range(CYCLES):

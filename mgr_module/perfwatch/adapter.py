@@ -1,6 +1,7 @@
 """The one seam between perfwatch's logic and Ceph. mgr_adapter.py implements it inside ceph-mgr;
 unit tests and bench scripts pass fakes. Everything here is plain data."""
 
+import json
 from typing import Any, Dict, List, Optional, Tuple
 
 
@@ -25,6 +26,11 @@ class CephAdapter:
     def tell_osd(self, osd_id: int, command: Dict[str, Any], timeout: float) -> Any:
         """A tell command to one OSD, its JSON answer parsed."""
         raise NotImplementedError
+
+    def tell_osd_text(self, osd_id: int, command: Dict[str, Any], timeout: float) -> str:
+        """tell_osd's answer as the OSD wrote it, undecoded (the collector decodes only what it reads). This
+        default encodes tell_osd's answer again, for adapters that only have that."""
+        return json.dumps(self.tell_osd(osd_id, command, timeout))
 
     def rgw_counters(self) -> Dict[str, Dict[str, Dict[str, Any]]]:
         """Per RGW daemon ("rgw.<id>"), the counters the mgr holds for it: {"rgw.req": {"value": v}}."""

@@ -1,14 +1,18 @@
 """The background collection: ask every up OSD for its counters, a bounded number at a time, and put
 the rendered text in a cache that scrapes read without ever waiting for Ceph."""
 
-import concurrent.futures
+import collections
+import json
 import logging
+import queue
 import threading
 import time
-from typing import Callable, Dict, List, NamedTuple, Optional, Tuple
+from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
 
-from . import counters, exposition
+from . import counters, exposition, json_members
 from .adapter import CephAdapter, FetchError
+from .counter_rows import Row
+from .exposition import exposable
 from .fetch_reasons import REASON_DECODE, REASON_DOWN, REASON_ERROR, REASON_TIMEOUT
 from .metric_families import (
     CACHE_AGE,
@@ -40,10 +44,8 @@ def _age_tail(age: float) -> str:
 
 class OsdReading(NamedTuple):
     daemon: str
-    samples: List[Sample]
-    missing: List[str]
+    row: Optional[Row]  # its counters (counters.OSD_LAYOUT), None when they could not be read
     error: Optional[FetchError]
-    unavailable: Tuple[str, ...] = ()  # release-dependent counters this daemon's release lacks
 
 
 class Collector:
@@ -52,17 +54,18 @@ class Collector:
         adapter: CephAdapter,
         clock: Callable[[], float] = time.time,
         log: Optional[logging.Logger] = None,
-        extra_samples: Optional[Callable[[], List[Sample]]] = None,
+        extra_samples: Optional[Callable[[], Sequence[Union[Sample, exposition.Column]]]] = None,
     ) -> None:
         self.adapter = adapter
         self.extra_samples = extra_samples  # e.g. benchmark results, rendered with each cycle
         self.clock = clock
         self.log = log or logging.getLogger(__name__)
         self.cache = MetricsCache(_age_tail)
+        self._renderer = exposition.Renderer(MODULE_REGISTRY)
         self.cycles = 0
         self.errors: Dict[Tuple[str, str], int] = {}
         self.last_success: Dict[str, float] = {}
-        self._latest: Dict[str, List[Sample]] = {}  # daemon -> its samples of the last cycle
+        self._latest: Dict[str, Row] = {}  # daemon -> its counters of the last cycle
         self.unavailable: Dict[str, Tuple[str, ...]] = {}  # daemon -> counters its release lacks (counters.py)
         self._lock = threading.Lock()  # one cycle at a time
         self._warned_missing: Dict[str, bool] = {}
@@ -71,25 +74,38 @@ class Collector:
     def latest(self) -> Dict[str, Dict[str, float]]:
         """Daemon -> family+labels key -> value of the last cycle, for tables: flattened when asked, not
         each cycle (0.5 s of a cycle at 10,000 OSDs)."""
-        return {daemon: table_values(samples) for daemon, samples in self._latest.items()}
+        layout = counters.OSD_LAYOUT
+        return {daemon: table_values(layout.samples(row, daemon)) for daemon, row in self._latest.items()}
 
     def _count_error(self, daemon: str, reason: str) -> None:
         key = (daemon, reason)
         self.errors[key] = self.errors.get(key, 0) + 1
 
-    def _read_osd(self, osd_id: int, timeout: float) -> OsdReading:
-        daemon = "osd.{}".format(osd_id)
+    def _fetch_osd(self, osd_id: int, timeout: float) -> Tuple[str, str]:
+        """An OSD's answers to PERF_DUMP and DUMP_MEMPOOLS, undecoded (in a worker: it waits on the OSD)."""
+        text = self.adapter.tell_osd_text(osd_id, counters.PERF_DUMP, timeout)
+        return text, self.adapter.tell_osd_text(osd_id, counters.DUMP_MEMPOOLS, timeout)
+
+    @staticmethod
+    def _parse_osd(daemon: str, fetched: Union[Tuple[str, str], Exception]) -> OsdReading:
+        """An OSD's reading from its answers, or from what _fetch_osd raised (in the collecting thread:
+        decoding is CPU, which worker threads would only contend for)."""
         try:
-            dump = self.adapter.tell_osd(osd_id, counters.PERF_DUMP, timeout)
-            mempools = self.adapter.tell_osd(osd_id, counters.DUMP_MEMPOOLS, timeout)
-            got = counters.osd_counters(dump, mempools, daemon)
-            return OsdReading(daemon, got.samples, got.missing, None, tuple(got.unavailable))
+            if isinstance(fetched, Exception):
+                raise fetched
+            text, mempools = fetched
+            try:  # of the perf dump, only the loggers the table reads are decoded (json_members)
+                dump = json_members.loads(text, counters.OSD_LAYOUT.loggers)
+                pools = json.loads(mempools)
+            except ValueError as exc:
+                raise FetchError(REASON_DECODE, "{}: {}".format(daemon, exc)) from exc
+            return OsdReading(daemon, counters.osd_row(dump, pools), None)
         except counters.NotAnObject as exc:
-            return OsdReading(daemon, [], [], FetchError(REASON_DECODE, str(exc)))
+            return OsdReading(daemon, None, FetchError(REASON_DECODE, str(exc)))
         except FetchError as exc:
-            return OsdReading(daemon, [], [], exc)
+            return OsdReading(daemon, None, exc)
         except Exception as exc:  # a bug or surprise in one OSD's data must not end the cycle
-            return OsdReading(daemon, [], [], FetchError(REASON_ERROR, repr(exc)))
+            return OsdReading(daemon, None, FetchError(REASON_ERROR, repr(exc)))
 
     def _osd_networks(self) -> List[Sample]:
         """Each up OSD's public and cluster address (osd_networks.py); a failure here never ends a cycle."""
@@ -122,59 +138,88 @@ class Collector:
                 status.append(("osd.{}".format(osd_id), False))
         readings = self._read_osds(up, settings)
         # New dicts each cycle, published whole at the end: commands read them from other threads.
-        latest: Dict[str, List[Sample]] = {}
+        latest: Dict[str, Row] = {}
         unavailable: Dict[str, Tuple[str, ...]] = {}
         last_success = dict(self.last_success)
+        now = self.clock()
         for reading in readings:
-            if reading.error is not None:
-                self._count_error(reading.daemon, reading.error.reason)
-                self.log.debug("could not read %s: %s", reading.daemon, reading.error)
+            row = reading.row
+            if row is None:
+                error = reading.error or FetchError(REASON_ERROR, "no reading")
+                self._count_error(reading.daemon, error.reason)
+                self.log.debug("could not read %s: %s", reading.daemon, error)
                 status.append((reading.daemon, False))
                 continue
-            samples.extend(reading.samples)
-            samples.append(Sample(MISSING, "", (("ceph_daemon", reading.daemon),), float(len(reading.missing))))
-            if reading.missing and not self._warned_missing.get(reading.daemon):
+            if row.missing and not self._warned_missing.get(reading.daemon):
                 self._warned_missing[reading.daemon] = True
-                self.log.info("%s lacks counters %s", reading.daemon, ", ".join(reading.missing))
-            last_success[reading.daemon] = self.clock()
-            latest[reading.daemon] = reading.samples
-            unavailable[reading.daemon] = reading.unavailable
+                self.log.info("%s lacks counters %s", reading.daemon, ", ".join(row.missing))
+            last_success[reading.daemon] = now
+            latest[reading.daemon] = row
+            unavailable[reading.daemon] = row.unavailable
             status.append((reading.daemon, True))
         samples.extend(self._read_rgws(status, last_success, unavailable))
         samples.extend(self._osd_networks())
-        samples.extend(unavailable_samples(unavailable))
         known = {daemon for daemon, _ in status}
         self.last_success = {d: t for d, t in last_success.items() if d in known}  # forget removed daemons
         self._latest = latest
         self.unavailable = unavailable
         self.cycles += 1
         ended = self.clock()
+        # What each daemon has, as columns (family by family, without a Sample per series: 10,000 series a
+        # family at 10,000 OSDs), then every other sample.
+        columns = counters.OSD_LAYOUT.columns(list(latest.items()))
+        columns.extend(self._daemon_columns(status, latest, unavailable))
         if self.extra_samples is not None:
             try:
-                samples.extend(self.extra_samples())
+                for item in self.extra_samples():
+                    if isinstance(item, exposition.Column):
+                        columns.append(item)
+                    else:
+                        samples.append(item)
             except Exception:
                 self.log.exception("extra samples failed; exporting the rest")
         samples.extend(self._self_samples(status, time.monotonic() - t0, ended))
-        self.cache.put(exposition.render(MODULE_REGISTRY, samples), ended)
+        lines, written = exposition.render_columns(MODULE_REGISTRY, columns)
+        rest = self._renderer.render(samples, written)
+        self.cache.put("\n".join(lines) + "\n" + rest if lines else rest, ended)
         self.log.debug("collection of %d daemons took %.3f s", len(status), ended - started)
 
     def _read_osds(self, up: List[int], settings: Settings) -> List[OsdReading]:
+        """Every up OSD read: max_in_flight worker threads each ask one OSD at a time (so at most that many
+        requests are outstanding) and hand its answers over; this thread decodes them as they come."""
         if not up:
             return []
-        # Each worker reads one OSD at a time, so at most max_in_flight requests are outstanding.
-        pool = concurrent.futures.ThreadPoolExecutor(max_workers=max(1, min(settings.max_in_flight, len(up))))
-        futures = {pool.submit(self._read_osd, osd_id, settings.request_timeout): osd_id for osd_id in up}
+        todo = collections.deque(up)
+        answers = queue.Queue()  # type: queue.Queue[Tuple[int, Union[Tuple[str, str], Exception]]]
+        stop = threading.Event()  # past the cycle's deadline: no worker asks another OSD
+
+        def work() -> None:
+            while not stop.is_set():
+                try:
+                    osd_id = todo.popleft()
+                except IndexError:
+                    return
+                try:
+                    got: Union[Tuple[str, str], Exception] = self._fetch_osd(osd_id, settings.request_timeout)
+                except Exception as exc:
+                    got = exc
+                answers.put((osd_id, got))
+
+        for i in range(max(1, min(settings.max_in_flight, len(up)))):
+            threading.Thread(target=work, name="perfwatch-collect-{}".format(i), daemon=True).start()
         # Every request ends within its timeout; this bound only guards against an adapter that does not.
-        deadline = settings.request_timeout * 2 * (len(up) / max(1, settings.max_in_flight) + 1) + 5
-        done, not_done = concurrent.futures.wait(futures, timeout=deadline)
-        pool.shutdown(wait=False)
-        readings = [f.result() for f in done]
-        for future in not_done:
-            future.cancel()
-            readings.append(
-                OsdReading("osd.{}".format(futures[future]), [], [], FetchError(REASON_TIMEOUT, "cycle deadline"))
-            )
-        return sorted(readings, key=lambda r: int(r.daemon.split(".")[1]))
+        deadline = time.monotonic() + settings.request_timeout * 2 * (len(up) / max(1, settings.max_in_flight) + 1) + 5
+        readings: Dict[int, OsdReading] = {}
+        try:
+            while len(readings) < len(up):
+                osd_id, got = answers.get(timeout=max(0.0, deadline - time.monotonic()))
+                readings[osd_id] = self._parse_osd("osd.{}".format(osd_id), got)
+        except queue.Empty:
+            pass
+        finally:
+            stop.set()
+        late = FetchError(REASON_TIMEOUT, "cycle deadline")
+        return [readings.get(osd_id) or OsdReading("osd.{}".format(osd_id), None, late) for osd_id in sorted(up)]
 
     def _read_rgws(
         self,
@@ -204,22 +249,28 @@ class Collector:
             Sample(COLLECTIONS, "", (), float(self.cycles)),
             Sample(POLLED, "", (), float(len(status))),
         ]
-        for daemon, ok in status:
-            out.append(Sample(DAEMON_UP, "", (("ceph_daemon", daemon),), 1.0 if ok else 0.0))
-        for daemon, _ok in status:
-            if daemon in self.last_success:
-                out.append(Sample(LAST_SUCCESS, "", (("ceph_daemon", daemon),), round(self.last_success[daemon], 3)))
         for (daemon, reason), count in sorted(self.errors.items()):
             out.append(Sample(FETCH_ERRORS, "", (("ceph_daemon", daemon), ("reason", reason)), float(count)))
         return out
 
-
-def unavailable_samples(unavailable: Dict[str, Tuple[str, ...]]) -> List[Sample]:
-    return [
-        Sample(UNAVAILABLE, "", (("ceph_daemon", daemon), ("counter", name)), 1.0)
-        for daemon in sorted(unavailable)
-        for name in unavailable[daemon]
-    ]
+    def _daemon_columns(
+        self, status: List[Tuple[str, bool]], latest: Dict[str, Row], unavailable: Dict[str, Tuple[str, ...]]
+    ) -> List[exposition.Column]:
+        """Per daemon: up, its last success, the table's counters it lacks (OSDs read this cycle) and those
+        its release does not have."""
+        lacking: Dict[str, List[Tuple[str, exposition.Value]]] = {}
+        for daemon in sorted(unavailable):
+            for name in unavailable[daemon]:
+                lacking.setdefault(name, []).append((daemon, 1))
+        seen = self.last_success
+        return [
+            exposition.Column(DAEMON_UP, "", "ceph_daemon", (), [(d, 1 if ok else 0) for d, ok in status]),
+            exposition.Column(LAST_SUCCESS, "", "ceph_daemon", (),
+                              [(d, exposable(round(seen[d], 3)) or 0) for d, _ok in status if d in seen]),
+            exposition.Column(MISSING, "", "ceph_daemon", (), [(d, len(row.missing)) for d, row in latest.items()]),
+            *(exposition.Column(UNAVAILABLE, "", "ceph_daemon", (("counter", name),), lacking[name])
+              for name in sorted(lacking)),
+        ]  # fmt: skip
 
 
 def unavailable_report(unavailable: Dict[str, Tuple[str, ...]]) -> Dict[str, Dict[str, object]]:

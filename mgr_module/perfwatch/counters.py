@@ -29,9 +29,9 @@ RGW list latency (`list_obj_lat`, `list_buckets_lat`; only what the mgr holds: p
     "rgw_op.list_obj_lat") and its labeled-counter call (mgr_adapter.py reads both).
 """
 
-import re
-from typing import Any, Dict, Iterable, List, NamedTuple, Optional, Tuple
+from typing import Any, Dict, Iterable, List, NamedTuple, Tuple
 
+from .counter_rows import Layout, Row, mempool_samples, read_mempools
 from .metric_families import (
     BUF_HIT,
     BUF_MISS,
@@ -47,8 +47,6 @@ from .metric_families import (
     GET_LAT,
     LAST_COMPACTION,
     MEM_TARGET,
-    MEMPOOL_BYTES,
-    MEMPOOL_ITEMS,
     ONODE_HITS,
     ONODE_MISSES,
     ONODES,
@@ -123,8 +121,6 @@ OSD_SPECS: Tuple[Spec, ...] = (
     Spec(WAL_USED, "bluefs", ("wal_used_bytes",), "value"),
 )
 
-MEMPOOL_PREFIX = "bluestore_cache_"
-
 # --- RGW: what the running release lets the mgr see (priority >= 5 counters reported to it) --------
 RGW_SPECS: Tuple[Spec, ...] = (
     Spec(RGW_REQS, "rgw", ("req",), "value"),
@@ -136,35 +132,6 @@ RGW_SPECS: Tuple[Spec, ...] = (
     Spec(RGW_LIST_LAT, "rgw_op", ("list_obj_lat",), "avg", (), RGW_OP_LATENCY, ("rgw",)),
     Spec(RGW_LIST_BUCKETS_LAT, "rgw_op", ("list_buckets_lat",), "avg", (), RGW_OP_LATENCY, ("rgw",)),
 )
-
-_PRI_RE = re.compile(r"^pri\d+_bytes$")
-
-
-def _lookup(logger: Dict[str, Any], names: Iterable[str]) -> Optional[Any]:
-    for name in names:
-        if name in logger:
-            return logger[name]
-    return None
-
-
-def _read(spec: Spec, logger: Dict[str, Any], labels: Labels) -> List[Sample]:
-    if spec.read == "pri_sum":
-        values = [v for k, v in logger.items() if _PRI_RE.match(k) and isinstance(v, (int, float))]
-        return [Sample(spec.family, "", labels, float(sum(values)))] if values else []
-    raw = _lookup(logger, spec.names)
-    if raw is None:
-        return []
-    if spec.read == "value":
-        return [Sample(spec.family, "", labels, float(raw))] if isinstance(raw, (int, float)) else []
-    if not isinstance(raw, dict) or "sum" not in raw:
-        return []
-    if spec.read == "avg_sum":
-        return [Sample(spec.family, "", labels, float(raw["sum"]))]
-    return [
-        Sample(spec.family, "_sum", labels, float(raw["sum"])),
-        Sample(spec.family, "_count", labels, float(raw.get("avgcount", 0))),
-    ]
-
 
 # What an OSD is asked for its counters (by the module through the mgr, by a host exporter through its socket)
 PERF_DUMP = {"prefix": "perf dump", "format": "json"}
@@ -185,22 +152,26 @@ def name_of(spec: Spec) -> str:
     return "{}.{}".format(spec.logger, spec.names[0])
 
 
+_LAYOUTS: Dict[Tuple[Spec, ...], Layout] = {}
+
+
+def layout(specs: Iterable[Spec]) -> Layout:
+    """The row layout of a counter table (counter_rows.Layout), made once per table."""
+    key = tuple(specs)
+    found = _LAYOUTS.get(key)
+    if found is None:
+        found = _LAYOUTS[key] = Layout(key)
+    return found
+
+
+OSD_LAYOUT = layout(OSD_SPECS)
+
+
 def extract_detail(specs: Iterable[Spec], dump: Dict[str, Any], daemon: str) -> Extracted:
     """Samples for one daemon from its `perf dump`, and the table entries it lacks, missing or unavailable."""
-    base: Labels = (("ceph_daemon", daemon),)
-    out = Extracted([], [], [])
-    for spec in specs:
-        got: List[Sample] = []
-        for logger_name in (spec.logger, *spec.other_loggers):
-            logger = dump.get(logger_name)
-            got = _read(spec, logger, base + spec.labels) if isinstance(logger, dict) else []
-            if got:
-                break
-        if got:
-            out.samples.extend(got)
-        else:
-            (out.unavailable if spec.releases else out.missing).append(name_of(spec))
-    return out
+    table = layout(specs)
+    row = table.read(dump)
+    return Extracted(table.samples(row, daemon), list(row.missing), list(row.unavailable))
 
 
 def extract(specs: Iterable[Spec], dump: Dict[str, Any], daemon: str) -> Tuple[List[Sample], List[str]]:
@@ -217,26 +188,23 @@ def releases_of(name: str) -> str:
     return ""
 
 
+def osd_row(dump: Any, mempools: Any) -> Row:
+    """One OSD's row (OSD_LAYOUT) from its replies to PERF_DUMP and DUMP_MEMPOOLS. NotAnObject if a reply
+    is not an object."""
+    if not isinstance(dump, dict) or not isinstance(mempools, dict):
+        raise NotAnObject("answer is not a JSON object")
+    return OSD_LAYOUT.read(dump, read_mempools(mempools))
+
+
 def osd_counters(dump: Any, mempools: Any, daemon: str) -> Extracted:
     """One OSD's samples from its replies to PERF_DUMP and DUMP_MEMPOOLS (labelled ceph_daemon only), the
     table entries it lacks and those its release does not have. NotAnObject if a reply is not an object."""
-    if not isinstance(dump, dict) or not isinstance(mempools, dict):
-        raise NotAnObject("answer is not a JSON object")
-    got = extract_detail(OSD_SPECS, dump, daemon)
-    return Extracted(got.samples + extract_mempools(mempools, daemon), got.missing, got.unavailable)
+    row = osd_row(dump, mempools)
+    return Extracted(OSD_LAYOUT.samples(row, daemon), list(row.missing), list(row.unavailable))
 
 
 def extract_mempools(mempools: Dict[str, Any], daemon: str) -> List[Sample]:
-    by_pool = mempools.get("mempool", mempools).get("by_pool", {})
-    samples: List[Sample] = []
-    for pool in sorted(by_pool):
-        if not pool.startswith(MEMPOOL_PREFIX):
-            continue
-        labels: Labels = (("ceph_daemon", daemon), ("pool", pool[len(MEMPOOL_PREFIX) :]))
-        stats = by_pool[pool]
-        samples.append(Sample(MEMPOOL_BYTES, "", labels, float(stats.get("bytes", 0))))
-        samples.append(Sample(MEMPOOL_ITEMS, "", labels, float(stats.get("items", 0))))
-    return samples
+    return mempool_samples(read_mempools(mempools), daemon)
 
 
 PERFCOUNTER_TIME = 1  # a counter "type" bit (mgr_module.MgrModule.PERFCOUNTER_TIME): the mgr holds nanoseconds

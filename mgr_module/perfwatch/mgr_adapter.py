@@ -40,7 +40,7 @@ class MgrAdapter(PoolMaps, CephAdapter):
     def osd_networks(self) -> List[OsdNetwork]:
         return networks(self.module.get("osd_map") or {}, self.module.get("osd_metadata") or {})
 
-    def tell_osd(self, osd_id: int, command: Dict[str, Any], timeout: float) -> Any:
+    def tell_osd_text(self, osd_id: int, command: Dict[str, Any], timeout: float) -> str:
         with self._lock:
             previous = self._outstanding.get(osd_id)
             if previous is not None and not previous[0].ev.is_set():
@@ -67,10 +67,14 @@ class MgrAdapter(PoolMaps, CephAdapter):
                     osd_id, ": " + result.outs.strip() if result.outs.strip() else ""
                 ),
             )
+        return str(result.outb)
+
+    def tell_osd(self, osd_id: int, command: Dict[str, Any], timeout: float) -> Any:
+        text = self.tell_osd_text(osd_id, command, timeout)
         try:
-            return json.loads(result.outb)
+            return json.loads(text)
         except ValueError as exc:
-            raise FetchError(REASON_DECODE, "osd.{}: {} in answer {!r}".format(osd_id, exc, result.outb[:80])) from exc
+            raise FetchError(REASON_DECODE, "osd.{}: {} in answer {!r}".format(osd_id, exc, text[:80])) from exc
 
     def rgw_counters(self) -> Dict[str, Dict[str, Dict[str, Any]]]:
         # Feature-detected, never by version:

@@ -2,7 +2,6 @@
 the collector, the benchmark runner and result board, and the HTTP endpoint together. What they do is in
 those plain modules; this one only wires them and answers the mgr."""
 
-import os
 import threading
 import time
 from typing import Any, ClassVar, Dict, List, Optional
@@ -15,9 +14,7 @@ from . import (
     mgr_compat,
     mgr_logging,
     options,
-    osd_table,
     secrets_commands,
-    status,
     validation,
 )
 from .benchmarks import commands, health, records
@@ -25,19 +22,20 @@ from .benchmarks.result_board import ResultBoard
 from .benchmarks.run import Run
 from .benchmarks.runner import Runner
 from .benchmarks.store import BenchStore
-from .collector import Collector, Settings, unavailable_report
+from .collector import Collector, Settings
 from .endpoint import Endpoint
 from .mgr_adapter import MgrAdapter, MgrProgress
-from .output import OutputFormat, render
+from .output import OutputFormat
 from .runner_guard import with_runner
 from .secrets_cli import SecretsCommands
+from .status_cli import StatusCommands
 from .version import __version__
 from .web import active_app
 
 MODULE_OPTIONS = [Option(**spec) for spec in options.OPTIONS]
 
 
-class Module(SecretsCommands, MgrModule):
+class Module(SecretsCommands, StatusCommands, MgrModule):
     MODULE_OPTIONS: List[Option] = MODULE_OPTIONS
     NOTIFY_TYPES: ClassVar[List[Any]] = []  # we poll on our own interval; no mgr notifications wanted
     CLICommand = mgr_compat.CLICommand  # the registry the mgr lists and dispatches our commands from
@@ -127,10 +125,12 @@ class Module(SecretsCommands, MgrModule):
         collector = Collector(
             adapter,
             log=self.log,
-            extra_samples=lambda: (
-                board.samples(runner.outcomes(), self._config.baseline_min_results, self._config.bench_export_baselines)
-                + runner.coverage_samples(time.time())
-            ),
+            extra_samples=lambda: [
+                *board.exposition(
+                    runner.outcomes(), self._config.baseline_min_results, self._config.bench_export_baselines
+                ),
+                *runner.coverage_samples(time.time()),
+            ],
         )
         self.collector = collector
         app = active_app(collector.cache, self.get_mgr_id(), http_refusals=lambda: endpoint.refusals())
@@ -258,43 +258,3 @@ class Module(SecretsCommands, MgrModule):
     def cmd_bench_schedule(self, runner: Runner, format: OutputFormat = OutputFormat.plain) -> HandleCommandResult:
         """Show each benchmark kind, its interval option, window and last run"""
         return HandleCommandResult(*commands.schedule(runner, format))
-
-    @mgr_compat.read_command("perfwatch status")
-    def cmd_status(self, format: OutputFormat = OutputFormat.plain) -> HandleCommandResult:
-        """Show the perfwatch version, this mgr's role, the endpoint and the effective options"""
-        report = status.build(
-            version=__version__,
-            mgr_id=self.get_mgr_id(),
-            active=self.is_active_mgr(),
-            ceph_version=self.version,
-            options=self._config.redacted(),
-            started_at=self._started_at,
-            loop_passes=self._passes,
-            last_pass_at=self._last_pass_at,
-            config_errors=dict(self._config_errors),
-        )
-        # The folder this mgr loaded perfwatch from: /usr/share/ceph/mgr/perfwatch from a package or an
-        # image, else wherever mgr_module_path points.
-        report["loaded_from"] = os.path.dirname(os.path.abspath(__file__))
-        collector = self.collector
-        endpoint = self._endpoint
-        report["endpoint"] = {
-            "url": endpoint.url if endpoint is not None else None,
-            "error": endpoint.error if endpoint is not None else None,
-            "security": endpoint.security.describe() if endpoint is not None else None,
-        }
-        report["collection"] = {
-            "cycles": collector.cycles if collector else 0,
-            "cache_generated_at": collector.cache.get().generated_at if collector else None,
-            # Counters only some releases have, absent from this cluster's daemons (counters.py): their
-            # families are empty for those daemons on purpose, e.g. RGW list latency before Tentacle.
-            "counters_unavailable": unavailable_report(collector.unavailable) if collector else {},
-        }
-        return HandleCommandResult(stdout=render(report, format, status.render_plain))
-
-    @mgr_compat.read_command("perfwatch metrics")
-    def cmd_metrics(self, format: OutputFormat = OutputFormat.plain) -> HandleCommandResult:
-        """Per OSD: onode and buffer cache hit ratios, compaction queue, write stalls, RocksDB spill-over"""
-        collector = self.collector
-        table = osd_table.rows(collector.latest, collector.last_success, time.time()) if collector else []
-        return HandleCommandResult(stdout=render(table, format, osd_table.render_plain))

@@ -65,6 +65,30 @@ def test_requests_in_flight_never_exceed_the_bound() -> None:
     assert adapter.max_in_flight_seen == 3
 
 
+class StuckAdapter(FakeAdapter):
+    """osd.0 never answers and ignores the timeout it is given (a bug the cycle's own deadline guards against)."""
+
+    def tell_osd_text(self, osd_id: int, command: dict, timeout: float) -> str:
+        if osd_id == 0:
+            self.release.wait(30)
+        return super().tell_osd_text(osd_id, command, timeout)
+
+
+def test_an_adapter_that_ignores_its_timeout_ends_at_the_cycles_deadline() -> None:
+    adapter = StuckAdapter(3)
+    collector = Collector(adapter)
+    started = time.monotonic()
+    try:
+        collector.collect(Settings(request_timeout=0.05, max_in_flight=2))  # deadline: 0.05*2*(3/2+1)+5 s
+    finally:
+        adapter.release.set()
+    assert 5 < time.monotonic() - started < 10
+    fams = parsed(collector)
+    errors = {(s.labels["ceph_daemon"], s.labels["reason"]) for s in fams["ceph_perfwatch_fetch_errors"]}
+    assert errors == {("osd.0", "timeout")}
+    assert by_daemon(fams["ceph_perfwatch_daemon_up"]) == {"osd.0": 0, "osd.1": 1, "osd.2": 1}
+
+
 def test_the_cache_answers_at_once_while_a_slow_cycle_runs() -> None:
     adapter = FakeAdapter(2)
     collector = Collector(adapter)

@@ -3,7 +3,7 @@ import copy
 import pytest
 
 from perfwatch import counters as c
-from perfwatch.metric_families import MODULE_REGISTRY
+from perfwatch.metric_families import MEMPOOL_ITEMS, MODULE_REGISTRY
 
 from .fakes import MEMPOOLS, PERF_DUMP
 
@@ -54,7 +54,7 @@ def test_mempools_of_the_bluestore_caches_only() -> None:
     pools = sorted({dict(s.labels)["pool"] for s in samples})
     assert pools == ["data", "meta", "onode", "other"]
     onode = {s.family: s.value for s in samples if dict(s.labels)["pool"] == "onode"}
-    assert onode[c.MEMPOOL_ITEMS] == MEMPOOLS["mempool"]["by_pool"]["bluestore_cache_onode"]["items"]
+    assert onode[MEMPOOL_ITEMS] == MEMPOOLS["mempool"]["by_pool"]["bluestore_cache_onode"]["items"]
 
 
 def test_rgw_counters_from_the_mgr_shape() -> None:

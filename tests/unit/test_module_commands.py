@@ -82,6 +82,7 @@ def mgr_module(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, 
         "perfwatch.module",
         "perfwatch.mgr_adapter",
         "perfwatch.secrets_cli",
+        "perfwatch.status_cli",
         "perfwatch.runner_guard",
     )
     for name in ours:

@@ -40,7 +40,7 @@ def endpoint_lines(n: int, read_osds: bool = True, baselines: bool = True) -> li
     rados write latency is a regression."""
     board, store = filled_board(n)
     store.record_verdicts({"rados/write_latency/osd.1": 3}, {"rados/write_latency/osd.1": {"reason": "slow"}})
-    collector = Collector(NetworkedAdapter(n), extra_samples=lambda: board.samples({"rados/done": 3}, 1, baselines))
+    collector = Collector(NetworkedAdapter(n), extra_samples=lambda: board.exposition({"rados/done": 3}, 1, baselines))
     collector.collect(Settings(request_timeout=1.0, max_in_flight=8, read_osds=read_osds))
     text = collector.cache.body(time.time(), compressed=False).decode()
     return [line for line in text.splitlines() if line and not line.startswith("#")]

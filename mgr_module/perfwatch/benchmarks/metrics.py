@@ -4,9 +4,10 @@ derive (alerts/recording_store.py): exported, it was one more series per OSD and
 
 import bisect
 import threading
-from typing import Dict, Iterable, List, Optional, Tuple
+from typing import Callable, Dict, Iterable, List, Optional, Tuple, Union
 
 from .. import metric_families as mf
+from ..exposition import Column, Value, as_samples, exposable
 from ..metrics_model import Labels, Sample
 from .results import Measurement, split_key
 
@@ -56,6 +57,60 @@ class ProbeHistograms:
         return out
 
 
+def result_labels(key: str) -> Labels:
+    """A result key's labels: kind, metric and (for a per-OSD result) ceph_daemon."""
+    return _labels(*split_key(key))
+
+
+Where = Tuple[str, str, Optional[str]]  # a result key's kind, metric and daemon ("osd.N"; None: cluster-wide)
+
+
+def result_where(key: str) -> Where:
+    kind, metric, osd = split_key(key)
+    return kind, metric, None if osd is None else "osd.{}".format(osd)
+
+
+def result_exposition(
+    last: Dict[str, Tuple[float, str]],
+    baselines: Dict[str, Optional[float]],
+    regressions: Iterable[str],
+    last_run: Dict[str, float],
+    outcomes: Dict[str, int],
+    where_of: Callable[[str], Optional[Where]] = result_where,
+) -> List[Union[Column, Sample]]:
+    """last: key -> (value, unit) of the latest result; baselines: key -> current baseline; where_of: a
+    key's kind, metric and daemon (result_where, or the same from a cache). The per-OSD results and
+    baselines come as columns (one per family, kind and metric: 120,000 series at 10,000 OSDs), the rest
+    as samples."""
+    out: List[Union[Column, Sample]] = []
+    per_osd: Dict[Tuple[str, str, str], List[Tuple[str, Value]]] = {}
+    flagged = set(regressions)
+    for key in sorted(last):
+        value, unit = last[key]
+        kind, metric, daemon = where_of(key) or result_where(key)
+        base = baselines.get(key)
+        families = ((mf.BENCH_RESULT[unit], value), (mf.BENCH_BASELINE[unit], base))
+        for family, figure in families:
+            if figure is None:
+                continue
+            if daemon is None:
+                out.append(Sample(family, "", _labels(kind, metric, None), figure))
+            else:
+                per_osd.setdefault((family, kind, metric), []).append((daemon, exposable(figure) or 0))
+        if key in flagged:  # only while it is one: a 0 per OSD and metric was 60,000 series at 10,000 OSDs
+            out.append(Sample(mf.BENCH_IS_REGRESSION, "", result_labels(key), 1.0))
+    for (family, kind, metric), series in per_osd.items():
+        out.append(Column(family, "", "ceph_daemon", (("kind", kind), ("metric", metric)), series))
+    for key in sorted(flagged - set(last)):  # a regression whose result the board lost with a failover
+        out.append(Sample(mf.BENCH_IS_REGRESSION, "", result_labels(key), 1.0))
+    for kind in sorted(last_run):
+        out.append(Sample(mf.BENCH_LAST_RUN, "", (("kind", kind),), round(last_run[kind], 3)))
+    for key in sorted(outcomes):
+        kind, state = key.split("/", 1)
+        out.append(Sample(mf.BENCH_RUNS, "", (("kind", kind), ("outcome", state)), float(outcomes[key])))
+    return out
+
+
 def result_samples(
     last: Dict[str, Tuple[float, str]],
     baselines: Dict[str, Optional[float]],
@@ -63,25 +118,5 @@ def result_samples(
     last_run: Dict[str, float],
     outcomes: Dict[str, int],
 ) -> List[Sample]:
-    """last: key -> (value, unit) of the latest result; baselines: key -> current baseline."""
-    out = []
-    flagged = set(regressions)
-    for key in sorted(last):
-        value, unit = last[key]
-        kind, metric, osd = split_key(key)
-        labels = _labels(kind, metric, osd)
-        out.append(Sample(mf.BENCH_RESULT[unit], "", labels, value))
-        base = baselines.get(key)
-        if base is not None:
-            out.append(Sample(mf.BENCH_BASELINE[unit], "", labels, base))
-        if key in flagged:  # only while it is one: a 0 per OSD and metric was 60,000 series at 10,000 OSDs
-            out.append(Sample(mf.BENCH_IS_REGRESSION, "", labels, 1.0))
-    for key in sorted(flagged - set(last)):  # a regression whose result the board lost with a failover
-        kind, metric, osd = split_key(key)
-        out.append(Sample(mf.BENCH_IS_REGRESSION, "", _labels(kind, metric, osd), 1.0))
-    for kind in sorted(last_run):
-        out.append(Sample(mf.BENCH_LAST_RUN, "", (("kind", kind),), round(last_run[kind], 3)))
-    for key in sorted(outcomes):
-        kind, state = key.split("/", 1)
-        out.append(Sample(mf.BENCH_RUNS, "", (("kind", kind), ("outcome", state)), float(outcomes[key])))
-    return out
+    """result_exposition() as samples only."""
+    return as_samples(result_exposition(last, baselines, regressions, last_run, outcomes))

@@ -3,12 +3,13 @@ board (on_finished), the exposition and the health check read it (samples, regre
 one way: runner -> board -> metrics and health."""
 
 import threading
-from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, Union
 
+from ..exposition import Column, as_samples
 from ..metrics_model import Sample
 from . import records_fit, records_state
 from .kinds import KINDS
-from .metrics import ProbeHistograms, result_samples
+from .metrics import ProbeHistograms, Where, result_exposition, result_where
 from .results import Measurement
 from .run import Run
 from .store import BenchStore
@@ -33,6 +34,7 @@ class ResultBoard:
         self._lock = threading.Lock()
         self._last: Dict[str, LastResult] = {}  # result key -> (value, unit) of its latest result
         self._histograms = ProbeHistograms()
+        self._where: Dict[str, Where] = {}  # result key -> its kind, metric and daemon, as exposition() made them
         stored = store.records.load(LAST_RESULTS, records_state.clean_last_results, dict)
         self._last.update((key, (float(value), unit)) for key, (value, unit) in stored.items())
         for kind in KINDS if kinds is None else kinds:
@@ -69,14 +71,21 @@ class ResultBoard:
         """Result key -> the regression raised on it (what judging.py recorded in the store)."""
         return self._store.regressions()
 
-    def samples(self, outcomes: Dict[str, int], baseline_min_results: int, with_baselines: bool = True) -> List[Sample]:
+    def exposition(
+        self, outcomes: Dict[str, int], baseline_min_results: int, with_baselines: bool = True
+    ) -> List[Union[Column, Sample]]:
         """The benchmark metrics: latest results, their baselines (unless with_baselines is off: the option
         bench_export_baselines) and regressions, when each kind last ran, outcomes ("kind/state" -> runs
-        that ended so), and the probe latency histograms."""
+        that ended so), and the probe latency histograms; per-OSD results as columns."""
         last = self.last_results()
         store = self._store
-        baselines = {key: store.baseline(key, baseline_min_results) for key in last} if with_baselines else {}
-        return (
-            result_samples(last, baselines, list(store.regressions()), store.last_runs(), outcomes)
-            + self._histograms.samples()
-        )
+        baselines = store.baselines_of(last, baseline_min_results) if with_baselines else {}
+        # each key's kind, metric and daemon made once, and kept while it has a result
+        self._where = {key: self._where.get(key) or result_where(key) for key in last}
+        regressions = list(store.regressions())
+        items = result_exposition(last, baselines, regressions, store.last_runs(), outcomes, self._where.get)
+        return items + list(self._histograms.samples())
+
+    def samples(self, outcomes: Dict[str, int], baseline_min_results: int, with_baselines: bool = True) -> List[Sample]:
+        """exposition(), as samples only."""
+        return as_samples(self.exposition(outcomes, baseline_min_results, with_baselines))

@@ -123,9 +123,9 @@ class BenchStore:
 
     # ----- baselines, streaks, regressions ------------------------------------------------------------
 
-    def baseline(self, key: str, min_results: int = 1) -> Optional[float]:
-        with self._lock:
-            return self._baselines.baseline(key, min_results)
+    def baselines_of(self, keys: Iterable[str], min_results: int = 1) -> Dict[str, Optional[float]]:
+        with self._lock:  # each key's baseline (None: too few results), all at once: 60,000 at 10,000 OSDs
+            return {key: self._baselines.baseline(key, min_results) for key in keys}
 
     def baselines(self) -> Dict[str, List[float]]:
         """Result key -> the recent values its baseline is the median of."""
