@@ -116,12 +116,14 @@ def simulated(sizes: list[int], scrapes: int, source: str, baselines: bool) -> N
         tracemalloc.stop()
         render = ""
         if source == "module":
-            samples = []
-            for i in range(n):
-                dump = json.loads(RecordedAdapter(1).dump)
-                samples.extend(counters.extract(counters.OSD_SPECS, dump, f"osd.{i}")[0])
+            recorded = RecordedAdapter(1)
+            rows = [
+                (f"osd.{i}", counters.osd_row(json.loads(recorded.dump), json.loads(recorded.mempools)))
+                for i in range(n)
+            ]
             r0 = time.perf_counter()
-            text = exposition.render(MODULE_REGISTRY, samples)
+            lines, _families = exposition.render_columns(MODULE_REGISTRY, counters.OSD_LAYOUT.columns(rows))
+            text = "\n".join(lines)
             took = (time.perf_counter() - r0) * 1000
             render = f"; render of the OSD counter families {took:.0f} ms ({len(text) / 1e6:.1f} MB)"
         entry = collector.cache.get()

@@ -35,11 +35,14 @@ def exposable(raw: Any) -> Optional[Value]:
     """A value as format_value writes it, ready for "%s" (what a Column holds), or None when it is not a
     number: whole numbers up to 1e15 as ints (a float 3.0 is written 3), NaN and infinities in Prometheus'
     spelling. OverflowError for an integer no float can hold (it would fail the scrape)."""
+    kind = raw.__class__
+    if kind is float and -EXACT_INTEGERS < raw < EXACT_INTEGERS:  # finite (NaN compares false): the common case
+        return int(raw) if raw.is_integer() else raw
+    if kind is int and -EXACT_INTEGERS < raw < EXACT_INTEGERS:
+        return raw
     if isinstance(raw, bool):
         return int(raw)
     if isinstance(raw, int):
-        if abs(raw) < EXACT_INTEGERS:
-            return raw
         raw = float(raw)
     if not isinstance(raw, float):
         return None
@@ -47,8 +50,6 @@ def exposable(raw: Any) -> Optional[Value]:
         return "NaN"
     if math.isinf(raw):
         return "+Inf" if raw > 0 else "-Inf"
-    if raw == int(raw) and abs(raw) < EXACT_INTEGERS:
-        return int(raw)
     return raw
 
 
