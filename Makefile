@@ -79,7 +79,7 @@ cluster: deps
 	  echo "== cluster tests on $$release: $$what"; \
 	  $(PY) -m lab rootfs --release $$release || { status=1; continue; }; \
 	  PERFWATCH_TEST_RELEASE=$$release PERFWATCH_TEST_LAB_DIR=$$dir \
-	    $(PY) -m pytest tests/cluster $$marks $(PYTEST_ARGS) || status=1; \
+	    $(PY) -m pytest tests/cluster $$marks --durations=25 $(PYTEST_ARGS) || status=1; \
 	  $(PY) -m lab --dir $$dir down >/dev/null 2>&1; \
 	done; \
 	exit $$status

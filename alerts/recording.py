@@ -37,9 +37,15 @@ from .promql import (
 )
 from .recording_dashboards import dashboard_rules
 from .recording_inputs import health_rules
-from .recording_media import media_commit_rules, media_detail_rules, media_topology_rules, media_verdict_rules
+from .recording_media import (
+    OSD_DEVICE_VERDICT,
+    media_commit_rules,
+    media_detail_rules,
+    media_topology_rules,
+    media_verdict_rules,
+)
 from .recording_network import heartbeat_rules, network_topology_rules, network_verdict_rules, nic_role_rule
-from .recording_store import bench_rules, store_rules
+from .recording_store import baseline_ratio_rules, bench_rules, store_rules
 
 VERDICT = "osd:ceph_perfwatch_saturation:verdict"
 
@@ -68,20 +74,26 @@ def media_rules(p: Profile) -> list[Rule]:
     w, mod, exp, node = p.rate_window, p.module_selector, p.exporter_selector, p.node_selector
 
     def disk(metric: str) -> str:
-        return by(HOST_DEVICE, "max", rate(sel(metric, node), w))
+        return rate(sel(metric, node), w)
 
-    on_host_device = "\n+ on (cluster, hostname, device)\n"
     return [
-        # media: busy fraction and average requests in flight of every device of every host
-        rule("host_device:node_disk_busy:ratio", disk("node_disk_io_time_seconds_total")),
-        rule("host_device:node_disk_queue:avg", disk("node_disk_io_time_weighted_seconds_total")),
-        # await: seconds per completed I/O, reads and writes together (iostat's await)
+        # media: busy fraction and average requests in flight of every device of every host (the max: a host
+        # whose node_exporter two jobs scrape counts each device once)
+        rule("host_device:node_disk_busy:ratio", by(HOST_DEVICE, "max", disk("node_disk_io_time_seconds_total"))),
+        rule(
+            "host_device:node_disk_queue:avg", by(HOST_DEVICE, "max", disk("node_disk_io_time_weighted_seconds_total"))
+        ),
+        # await: seconds per completed I/O, reads and writes together (iostat's await); the four counters of
+        # one target joined as they come and the max taken once (four maxes, joined: 0.04 s more at 10,000 OSDs)
         rule(
             "host_device:node_disk_await:seconds",
-            f"({disk('node_disk_read_time_seconds_total')}{on_host_device}{disk('node_disk_write_time_seconds_total')})"
-            "\n/ on (cluster, hostname, device)\nclamp_min("
-            f"{disk('node_disk_reads_completed_total')}{on_host_device}{disk('node_disk_writes_completed_total')}"
-            ", 1e-9)",
+            by(
+                HOST_DEVICE,
+                "max",
+                f"\n  ({disk('node_disk_read_time_seconds_total')} + {disk('node_disk_write_time_seconds_total')})"
+                f"\n  / clamp_min({disk('node_disk_reads_completed_total')} + "
+                f"{disk('node_disk_writes_completed_total')}, 1e-9)\n",
+            ),
         ),
         # the OSD's BlueStore kv commit: RocksDB synchronous submits, mean seconds over the window
         rule(
@@ -90,7 +102,9 @@ def media_rules(p: Profile) -> list[Rule]:
         ),
         *media_commit_rules(p),
         *media_verdict_rules(p),
-        verdict_rule("media", by(OSD_HOST, "max", "osd_device:ceph_perfwatch_media_saturated:bool")),
+        # each OSD's: the verdict of the devices beneath it, at once (not through the per OSD device series of
+        # perfwatch-details: one rule less in the chain)
+        verdict_rule("media", by(OSD_HOST, "max", OSD_DEVICE_VERDICT)),
     ]
 
 
@@ -249,6 +263,7 @@ def groups(p: Profile) -> list[dict[str, Any]]:
         ("perfwatch-details", detail_rules(p)),
         ("perfwatch-probes", probe_rules(p)),
         ("perfwatch-store", store_rules(p)),
+        *((f"perfwatch-baselines-{unit}", rules) for unit, rules in baseline_ratio_rules(p).items()),
         ("perfwatch-benchmarks", bench_rules(p)),
         ("perfwatch-inputs", health_rules(p)),
     ]

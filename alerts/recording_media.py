@@ -19,6 +19,8 @@ DEVICE_KIND = "cluster, hostname, device, kind"
 ON_DEVICE = "on (cluster, hostname, device)"
 INFO = "osd_device:ceph_perfwatch_osd_device:info"
 KIND_INFO = "host_device:ceph_perfwatch_device:info"
+# each OSD device's verdict: its device's
+OSD_DEVICE_VERDICT = f"{INFO}\n* {ON_DEVICE} group_left ()\nhost_device:ceph_perfwatch_media_saturated:bool"
 
 
 def _per_kind(p: Profile, which: int) -> str:
@@ -126,7 +128,7 @@ def media_commit_rules(p: Profile) -> list[Rule]:
 
 
 def media_verdict_rules(p: Profile) -> list[Rule]:
-    """Slow and saturated per device (with its kind), then per OSD device."""
+    """Saturated per device, with its kind."""
     slow_await = (
         f"host_device:node_disk_await:seconds\n>= bool {ON_DEVICE} group_right ()\n"
         "host_device:ceph_perfwatch_media_await_limit:seconds"
@@ -135,29 +137,17 @@ def media_verdict_rules(p: Profile) -> list[Rule]:
         f"host_device:ceph_perfwatch_media_commit_latency:seconds\n>= bool {ON_DEVICE} group_right ()\n"
         "host_device:ceph_perfwatch_media_commit_limit:seconds"
     )
+    # slow for its kind: its own await, or its OSDs' commits (the `slow` label keeps both branches apart
+    # until the max); inline, not a rule of its own: no other rule reads it (0.02 s less at 10,000 OSDs)
+    branches = with_label(slow_await, "slow", "await") + "\nor\n" + with_label(slow_commit, "slow", "commit")
+    slow = by(DEVICE_KIND, "max", branches)
     return [
-        # slow for its kind: its own await, or its OSDs' commits (the `slow` label keeps both branches
-        # apart until the max)
-        rule(
-            "host_device:ceph_perfwatch_media_slow:bool",
-            by(
-                DEVICE_KIND,
-                "max",
-                with_label(slow_await, "slow", "await") + "\nor\n" + with_label(slow_commit, "slow", "commit"),
-            ),
-        ),
         # busy AND queued AND slow. Busy alone is not saturation; a deep queue served fast is not either.
         rule(
             "host_device:ceph_perfwatch_media_saturated:bool",
             f"(host_device:node_disk_busy:ratio >= bool {p.media_busy_ratio})\n* {ON_DEVICE}\n"
             f"(host_device:node_disk_queue:avg >= bool {ON_DEVICE} host_device:ceph_perfwatch_media_queue_limit:avg)\n"
-            f"* {ON_DEVICE} group_right ()\n"
-            "host_device:ceph_perfwatch_media_slow:bool",
-        ),
-        # per OSD and device: the device's verdict, for the OSD's dashboards and the per-OSD verdict
-        rule(
-            "osd_device:ceph_perfwatch_media_saturated:bool",
-            f"{INFO}\n* {ON_DEVICE} group_left ()\nhost_device:ceph_perfwatch_media_saturated:bool",
+            f"* {ON_DEVICE} group_right ()\n{slow}",
         ),
     ]
 
@@ -166,6 +156,9 @@ def media_detail_rules(p: Profile) -> list[Rule]:
     """Per OSD and device: the device's limits and verdict, for the dashboards."""
     return [
         *media_limit_rules(p),
+        # per OSD and device: the device's verdict, for the OSD's dashboards (the per-OSD verdict of
+        # perfwatch-media computes the same at once)
+        rule("osd_device:ceph_perfwatch_media_saturated:bool", OSD_DEVICE_VERDICT),
         # per OSD and device, with the device's kind: the device -> OSDs table of the Bottlenecks dashboard
         rule(
             "osd_device:ceph_perfwatch_device_verdict:bool",

@@ -12,8 +12,10 @@ samples counts; after --evaluations of each group:
          (schedstat): on a shared machine, wall time is partly waiting.
   alone  The scrapes and rules are unloaded (SIGHUP, empty config) and every rule's expression is queried,
          as count(expr), at the time of the last evaluation, one at a time with nothing else running, 5
-         times: the CPU Prometheus spends on it (schedstat), best of 5 (its own work) and median (with the
-         garbage collection its allocations brought on), and the samples it reads (deterministic). A group
+         times, each after a full garbage collection (pprof heap?gc=1: a 5 GiB heap's collection, started by
+         an earlier query, cost a later one up to 0.4 s): the CPU Prometheus spends on it (schedstat), best
+         of 5 (its own work) and median (with a collection its own allocations brought on), and the samples
+         it reads (deterministic). A group
          evaluates its rules one after the other: the sum over its rules is about its evaluation time on an
          idle core (less its writes). "this machine" (CPU per series of a plain aggregation) helps to scale
          the figures to another CPU.
@@ -21,6 +23,7 @@ Then: the series each recording rule adds, rule errors, the alerts (pending: the
 `for:`), and whether the verdicts find exactly what the synthetic cluster made saturated or missing.
 
 Usage: python3 bench/rule_cost.py [--osds 1000 10000] [--osds-per-host 24] [--evaluations 3] [--detail] [--keep DIR]
+                                  [--counters-from module|exporters] [--no-baselines] [--repeats 5]
 About 9 minutes at 1,000 OSDs and 12 at 10,000 (1.35 M input series: Prometheus near 10 GiB, this script
 about 1 GiB). A promtool backfill would save the 5 m fill, but at 10,000 OSDs it writes 7 GB of OpenMetrics
 and takes about as long. Runs niced (--nice); a Ceph lab beside it slows it (the load average is printed).
@@ -59,7 +62,7 @@ from synthetic_cluster import SyntheticCluster
 REPO = Path(__file__).resolve().parent.parent
 RULES = REPO / "alerts" / "generated" / "production"
 STEP = 15  # s, the scrape interval
-REPEATS = 5  # runs of each expression alone
+REPEATS = 5  # runs of each expression alone (--repeats)
 UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400}
 
 Group = dict[str, Any]  # one group as /api/v1/rules returns it
@@ -292,9 +295,18 @@ class Cost(NamedTuple):
     samples: int  # samples it read (the query's totalQueryableSamples)
 
 
+def collect_garbage(prom: Prometheus) -> None:
+    """A full Go garbage collection in Prometheus now (its pprof heap profile with gc=1), so that a query
+    measured next does not pay for one its predecessors' allocations brought on."""
+    with urllib.request.urlopen(f"{prom.url}/debug/pprof/heap?gc=1", timeout=120) as resp:
+        resp.read()
+    time.sleep(0.2)
+
+
 def cost_alone(prom: Prometheus, expr: str, at: float) -> Cost:
     cpu, samples = [], 0
     for _ in range(REPEATS):
+        collect_garbage(prom)
         ran = schedstat(prom.proc.pid)[0]
         data = prom.api("query", query=f"count({expr})", time=f"{at:.3f}", stats="all")
         cpu.append(schedstat(prom.proc.pid)[0] - ran)
@@ -345,13 +357,22 @@ def inputs_read(rule_files: list[Path]) -> set[str]:
     return {m for e in exprs for m in re.findall(r"(?<![\w:])([a-zA-Z_]\w*)\{", e)}
 
 
-def run(n: int, per_host: int, evaluations: int, workdir: Path, detail: bool = False) -> None:
+def run(
+    n: int,
+    per_host: int,
+    evaluations: int,
+    workdir: Path,
+    detail: bool = False,
+    counters_from: str = "module",
+    baselines: bool = True,
+) -> None:
     rule_files = [workdir / "recording.yml", workdir / "alerts.yml"]
     for f in rule_files:  # read at each run: the rules measured are the ones of this moment
         shutil.copy(RULES / f.name, f)
         shutil.copy(RULES / f.with_suffix(".json").name, f.with_suffix(".json"))  # the same rules, as JSON
     window = max(seconds(w) for w in re.findall(r"\[(\w+)\]", rule_files[0].read_text()))
-    cluster = SyntheticCluster(n, per_host)
+    cluster = SyntheticCluster(n, per_host, counters_from=counters_from, baselines=baselines)
+    print(f"daemon counters from the {counters_from}, baselines {'on' if baselines else 'off'}")
     src = ", ".join(f"{s} {c:,}" for s, c in sorted(cluster.sources.items(), key=lambda kv: -kv[1]))
     print(f"{n:,} OSDs on {len(cluster.hosts)} hosts: {cluster.series_count:,} input series ({src})")
     lacking = sorted(inputs_read(rule_files) - cluster.metric_names())
@@ -418,6 +439,7 @@ def run(n: int, per_host: int, evaluations: int, workdir: Path, detail: bool = F
 
 
 def main() -> int:
+    global REPEATS
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--osds", type=int, nargs="+", default=[1000, 10000])
     parser.add_argument("--osds-per-host", type=int, default=24)
@@ -425,6 +447,14 @@ def main() -> int:
     parser.add_argument("--nice", type=int, default=10, help="niceness of this script and Prometheus")
     parser.add_argument("--detail", action="store_true", help="every rule's CPU alone and samples, costliest first")
     parser.add_argument("--keep", metavar="DIR", help="leave the Prometheus data, config and log in DIR/osds-N")
+    parser.add_argument(
+        "--counters-from",
+        choices=("module", "exporters"),
+        default="module",
+        help="who exports the OSDs' daemon counters (the module's daemon_counters_source)",
+    )
+    parser.add_argument("--no-baselines", action="store_true", help="the module's bench_export_baselines off")
+    parser.add_argument("--repeats", type=int, default=REPEATS, help="runs of each expression alone (best of them)")
     args = parser.parse_args()
     if args.evaluations < 1:
         parser.error("--evaluations: at least 1")
@@ -433,15 +463,19 @@ def main() -> int:
         return 1
     os.nice(args.nice)  # a Ceph lab may share the machine; Prometheus inherits it
     print(f"load average {load()}; {os.cpu_count()} CPUs; Prometheus {prometheus_version()}")
+    if args.repeats < 1:
+        parser.error("--repeats: at least 1")
+    REPEATS = args.repeats
+    mode = (args.counters_from, not args.no_baselines)
     for n in args.osds:
         if args.keep:
             workdir = Path(args.keep).resolve() / f"osds-{n}"
             shutil.rmtree(workdir, ignore_errors=True)
             workdir.mkdir(parents=True)
-            run(n, args.osds_per_host, args.evaluations, workdir, args.detail)
+            run(n, args.osds_per_host, args.evaluations, workdir, args.detail, *mode)
         else:
             with tempfile.TemporaryDirectory(prefix="rule-cost-") as tmp:
-                run(n, args.osds_per_host, args.evaluations, Path(tmp), args.detail)
+                run(n, args.osds_per_host, args.evaluations, Path(tmp), args.detail, *mode)
     return 0
 
 

@@ -14,7 +14,10 @@ ping front/back, osd 4 KiB IOPS and 4 MiB throughput) the last value and its bas
 (bench_export_baselines on); no ratio to the baseline (the rules derive it), a regression flag only on a
 result that is one, and probe latency histograms per device class (every synthetic OSD is an hdd), not
 per OSD. The host exporter says which devices lie beneath each OSD and their kind, and which NIC carries
-each of the host's addresses (every OSD of a host has the host's public and cluster address).
+each of the host's addresses (every OSD of a host has the host's public and cluster address). With
+counters_from="exporters" (the module's daemon_counters_source) each OSD's daemon counters, daemon_up and
+fetch errors come from its host's exporter instead (job perfwatch-host, with its hostname), and with
+baselines off (bench_export_baselines) no result has a baseline beside it.
 
 Every series is a straight line: value(t) = base + slope * (t - t_ref). Counters have a slope (their rate),
 gauges none (last_collection_timestamp_seconds has slope 1). Most OSDs, devices, hosts and NICs are healthy
@@ -69,8 +72,22 @@ def series(name: str, labels: dict[str, str]) -> str:
 
 class SyntheticCluster:
     def __init__(
-        self, osds: int, osds_per_host: int, seed: int = 1, cluster: str = "", profile: Profile = PRODUCTION
+        self,
+        osds: int,
+        osds_per_host: int,
+        seed: int = 1,
+        cluster: str = "",
+        profile: Profile = PRODUCTION,
+        counters_from: str = "module",
+        baselines: bool = True,
     ) -> None:
+        """counters_from: who exports the OSDs' daemon counters (the module's daemon_counters_source):
+        "module", or "exporters" (each host's exporter, with --daemon-counters); baselines: the module's
+        bench_export_baselines."""
+        if counters_from not in ("module", "exporters"):
+            raise ValueError(f"counters_from {counters_from!r}: module or exporters")
+        self.counters_from = counters_from
+        self.baselines = baselines
         self.osds = osds
         self.hosts = [f"ceph-{h:04d}" for h in range(-(-osds // osds_per_host))]
         self.cluster = cluster or "5e1f0c2a-6d3b-4f8e-9a71-0c0ffee00001"  # the exporter's label is the fsid
@@ -361,20 +378,31 @@ class SyntheticCluster:
         """The module's series for one OSD on host h. commit: its mean RocksDB sync submit latency (0: a healthy
         one). failure: "timeout" or "down" (in the OSD map: the module gives no address for it) when its
         counters cannot be read (then only its benchmark results remain)."""
-        rng, src = self._rng, "perfwatch"
-        labels = {
+        rng = self._rng
+        module = {
             "job": "perfwatch",
             "instance": f"{MGRS[0]}:9284",
             "cluster": self.cluster,
             "ceph_daemon": f"osd.{osd}",
         }
-        self._add(src, "ceph_perfwatch_daemon_up", labels, 0.0 if failure else 1.0)
         if failure != "down":
             for network, address in zip(("public", "cluster"), self.addresses(h), strict=True):
                 where = {"network": network, "address": address, "iface": ""}
-                self._add(src, "ceph_perfwatch_osd_network_info", {**labels, **where}, 1.0)
+                self._add("perfwatch", "ceph_perfwatch_osd_network_info", {**module, **where}, 1.0)
+        # The daemon counters, from the module or from the OSD's host exporter (--daemon-counters), which
+        # sees only its host's running OSDs: one down in the OSD map has no process, so no series there.
+        if self.counters_from == "exporters":
+            src = "perfwatch-host"
+            labels = {"job": src, "instance": f"{h}:9285", "ceph_daemon": f"osd.{osd}", "cluster": self.cluster,
+                      "hostname": h}  # fmt: skip
+            if failure != "down":
+                self._add(src, "ceph_perfwatch_daemon_up", labels, 0.0 if failure else 1.0)
+        else:
+            src, labels = "perfwatch", module
+            self._add(src, "ceph_perfwatch_daemon_up", labels, 0.0 if failure else 1.0)
         if failure:
-            self._counter(src, "ceph_perfwatch_fetch_errors_total", {**labels, "reason": failure}, 1 / 30)
+            if failure != "down" or src == "perfwatch":
+                self._counter(src, "ceph_perfwatch_fetch_errors_total", {**labels, "reason": failure}, 1 / 30)
         else:
             submits = rng.uniform(100, 400)
             mean = commit or rng.uniform(0.001, 0.02)
@@ -406,14 +434,20 @@ class SyntheticCluster:
                 rate = rng.uniform(0.001, 0.01) if trigger == "background" else rng.choice((0.0, 0.0, 0.001))
                 self._counter(src, "ceph_perfwatch_rocksdb_compactions_total", {**labels, "trigger": trigger}, rate)
             self._counter(src, "ceph_perfwatch_rocksdb_compactions_completed_total", labels, rng.uniform(0.01, 0.1))
+        self._osd_results(osd, module, flags["regressed"])
+
+    def _osd_results(self, osd: int, labels: dict[str, str], regressed_write: bool) -> None:
+        """The module's benchmark results of one OSD, and their baselines unless they are off."""
+        rng, src = self._rng, "perfwatch"
         lat, base = "ceph_perfwatch_bench_latency_seconds", "ceph_perfwatch_bench_baseline_latency_seconds"
         for metric, low, high in (("write_latency", 0.004, 0.02), ("read_latency", 0.002, 0.01)):
             usual = rng.uniform(low, high)
-            regressed = flags["regressed"] and metric == "write_latency"
+            regressed = regressed_write and metric == "write_latency"
             now = usual * (3 if regressed else rng.uniform(0.8, 1.2))
             rados = {**labels, "kind": "rados", "metric": metric}
             self._add(src, lat, rados, now)
-            self._add(src, base, rados, usual)
+            if self.baselines:
+                self._add(src, base, rados, usual)
             if regressed:  # the module exports a regression flag only while it is one
                 self._add(src, "ceph_perfwatch_bench_regression", rados, 1.0)
             self._probe_latencies.setdefault(("rados", metric), []).append(usual)
@@ -421,7 +455,8 @@ class SyntheticCluster:
             net = {**labels, "kind": "net", "metric": metric}
             ping = rng.uniform(0.0003, 0.002)
             self._add(src, lat, net, ping)
-            self._add(src, base, net, ping * rng.uniform(0.9, 1.1))
+            if self.baselines:
+                self._add(src, base, net, ping * rng.uniform(0.9, 1.1))
             self._probe_latencies.setdefault(("net", metric), []).append(ping)
         for metric, name, low, high in (
             ("write_iops_4k", "iops", 200, 400),
@@ -429,7 +464,8 @@ class SyntheticCluster:
         ):
             osd_bench, usual = {**labels, "kind": "osd", "metric": metric}, rng.uniform(low, high)
             self._add(src, f"ceph_perfwatch_bench_{name}", osd_bench, usual * rng.uniform(0.9, 1.1))
-            self._add(src, f"ceph_perfwatch_bench_baseline_{name}", osd_bench, usual)
+            if self.baselines:
+                self._add(src, f"ceph_perfwatch_bench_baseline_{name}", osd_bench, usual)
 
     def _histogram(self, labels: dict[str, str], latency: float, osds: int = 1) -> None:
         """The module's latency histogram of one light probe metric (of `osds` OSDs of one device class, or
@@ -481,7 +517,8 @@ class SyntheticCluster:
             rgw = {**mod, "kind": "rgw", "metric": metric}
             latency = 0.15 if metric == "omap_get_latency" else rng.uniform(0.01, 0.04)
             self._add("perfwatch", "ceph_perfwatch_bench_latency_seconds", rgw, latency)
-            self._add("perfwatch", "ceph_perfwatch_bench_baseline_latency_seconds", rgw, latency)
+            if self.baselines:
+                self._add("perfwatch", "ceph_perfwatch_bench_baseline_latency_seconds", rgw, latency)
             self._histogram(rgw, 0.03)
         for (kind, metric), latencies in sorted(self._probe_latencies.items()):  # every synthetic OSD is an hdd
             probe = {**mod, "kind": kind, "metric": metric, "device_class": "hdd"}
