@@ -122,8 +122,7 @@ def simulated(sizes: list[int], scrapes: int, source: str, baselines: bool) -> N
                 for i in range(n)
             ]
             r0 = time.perf_counter()
-            lines, _families = exposition.render_columns(MODULE_REGISTRY, counters.OSD_LAYOUT.columns(rows))
-            text = "\n".join(lines)
+            text = exposition.render(MODULE_REGISTRY, counters.OSD_LAYOUT.columns(rows))
             took = (time.perf_counter() - r0) * 1000
             render = f"; render of the OSD counter families {took:.0f} ms ({len(text) / 1e6:.1f} MB)"
         entry = collector.cache.get()

@@ -87,11 +87,13 @@ class Collector:
         return text, self.adapter.tell_osd_text(osd_id, counters.DUMP_MEMPOOLS, timeout)
 
     @staticmethod
-    def _parse_osd(daemon: str, fetched: Union[Tuple[str, str], Exception]) -> OsdReading:
+    def _parse_osd(daemon: str, fetched: Union[Tuple[str, str], BaseException]) -> OsdReading:
         """An OSD's reading from its answers, or from what _fetch_osd raised (in the collecting thread:
         decoding is CPU, which worker threads would only contend for)."""
         try:
-            if isinstance(fetched, Exception):
+            if isinstance(fetched, BaseException):
+                if not isinstance(fetched, Exception):  # SystemExit and the like: this OSD's read failed
+                    raise FetchError(REASON_ERROR, repr(fetched))
                 raise fetched
             text, mempools = fetched
             try:  # of the perf dump, only the loggers the table reads are decoded (json_members)
@@ -130,7 +132,8 @@ class Collector:
         samples: List[Sample] = []
         status: List[Tuple[str, bool]] = []
         # the host exporters read the OSDs' counters, or we do
-        osds = self.adapter.osds() if settings.read_osds else []
+        # each OSD once, even if the map lists one twice (up if any entry says so)
+        osds = list(dict(sorted(self.adapter.osds(), key=lambda o: o[1])).items()) if settings.read_osds else []
         up = [osd_id for osd_id, is_up in osds if is_up]
         for osd_id, is_up in osds:
             if not is_up:
@@ -165,23 +168,18 @@ class Collector:
         self.unavailable = unavailable
         self.cycles += 1
         ended = self.clock()
-        # What each daemon has, as columns (family by family, without a Sample per series: 10,000 series a
-        # family at 10,000 OSDs), then every other sample.
-        columns = counters.OSD_LAYOUT.columns(list(latest.items()))
-        columns.extend(self._daemon_columns(status, latest, unavailable))
+        # What each daemon has, as columns (without a Sample per series: 10,000 series a family at 10,000
+        # OSDs); a family may have both (a benchmark's per-OSD results and its cluster-wide ones).
+        items: List[exposition.Item] = [*counters.OSD_LAYOUT.columns(list(latest.items()))]
+        items.extend(self._daemon_columns(status, latest, unavailable))
+        items.extend(samples)
         if self.extra_samples is not None:
             try:
-                for item in self.extra_samples():
-                    if isinstance(item, exposition.Column):
-                        columns.append(item)
-                    else:
-                        samples.append(item)
+                items.extend(self.extra_samples())
             except Exception:
                 self.log.exception("extra samples failed; exporting the rest")
-        samples.extend(self._self_samples(status, time.monotonic() - t0, ended))
-        lines, written = exposition.render_columns(MODULE_REGISTRY, columns)
-        rest = self._renderer.render(samples, written)
-        self.cache.put("\n".join(lines) + "\n" + rest if lines else rest, ended)
+        items.extend(self._self_samples(status, time.monotonic() - t0, ended))
+        self.cache.put(self._renderer.render(items), ended)
         self.log.debug("collection of %d daemons took %.3f s", len(status), ended - started)
 
     def _read_osds(self, up: List[int], settings: Settings) -> List[OsdReading]:
@@ -190,7 +188,7 @@ class Collector:
         if not up:
             return []
         todo = collections.deque(up)
-        answers = queue.Queue()  # type: queue.Queue[Tuple[int, Union[Tuple[str, str], Exception]]]
+        answers = queue.Queue()  # type: queue.Queue[Tuple[int, Union[Tuple[str, str], BaseException]]]
         stop = threading.Event()  # past the cycle's deadline: no worker asks another OSD
 
         def work() -> None:
@@ -200,8 +198,8 @@ class Collector:
                 except IndexError:
                     return
                 try:
-                    got: Union[Tuple[str, str], Exception] = self._fetch_osd(osd_id, settings.request_timeout)
-                except Exception as exc:
+                    got: Union[Tuple[str, str], BaseException] = self._fetch_osd(osd_id, settings.request_timeout)
+                except BaseException as exc:  # whatever ends one request, the worker goes on to the next OSD
                     got = exc
                 answers.put((osd_id, got))
 

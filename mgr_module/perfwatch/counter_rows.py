@@ -36,9 +36,10 @@ class Row(NamedTuple):
 
 
 def number(raw: Any) -> Value:
-    """exposable(), for an entry whose place says it must be a number (a latency's sum, a mempool's bytes):
-    TypeError when it is not, and the daemon's reading fails, as a decode error."""
-    value = exposable(raw)
+    """exposable(), for an entry whose place says it must be a number (a latency's sum, a mempool's bytes),
+    a numeric string too (as float() read them before): TypeError or ValueError when it is not, and the
+    daemon's reading fails."""
+    value = exposable(float(raw) if isinstance(raw, str) else raw)  # a numeric string read as its number
     if value is None:
         raise TypeError("{!r} is not a number".format(raw))
     return value
@@ -101,7 +102,7 @@ class Layout:
 
     def columns(self, rows: Sequence[Tuple[str, Row]]) -> List[Column]:
         """Every daemon's row (daemon name, row) as columns labelled ceph_daemon, one per slot and per
-        mempool (exposition.render_columns writes them)."""
+        mempool (exposition.render writes them)."""
         out = []
         for index, slot in enumerate(self.slots):
             series: List[Tuple[str, Value]] = []

@@ -1,7 +1,7 @@
 """Prometheus text exposition (format 0.0.4) of our samples. Pure."""
 
 import math
-from typing import AbstractSet, Any, Dict, Iterable, List, NamedTuple, Optional, Sequence, Set, Tuple, Union
+from typing import Any, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 from .metrics_model import Labels, Registry, Sample
 
@@ -56,61 +56,6 @@ def exposable(raw: Any) -> Optional[Value]:
 LabelTexts = Dict[Labels, Tuple[str, Tuple[str, ...]]]  # label set -> its text ({...}) and its label names
 
 
-def render(
-    registry: Registry,
-    samples: Iterable[Sample],
-    written: AbstractSet[str] = frozenset(),
-    texts: Optional[LabelTexts] = None,
-) -> str:
-    """HELP and TYPE once per family, its samples together, families in the order first seen.
-
-    written: the families of text rendered before this one, in the same body (counter_rows): a sample of
-    one of them would split its family in two, a ValueError.
-
-    A sample of a family the registry lacks is a KeyError, one whose suffix or label names are not its
-    family's a ValueError: both are bugs, never silent output. Each distinct label set is escaped and
-    joined once (an OSD's ceph_daemon label serves all its counters: a third of the render at 10,000 OSDs);
-    `texts` carries them from one render to the next (a Renderer's)."""
-    grouped: Dict[str, List[Sample]] = {}
-    for sample in samples:
-        grouped.setdefault(sample.family, []).append(sample)
-    split = sorted(written & set(grouped))
-    if split:
-        raise ValueError("families {} were written already in this body".format(", ".join(split)))
-    if texts is None:
-        texts = {}
-    out: List[str] = []
-    for name, group in grouped.items():
-        full = PREFIX + name
-        family = registry.family(name)
-        out.append("# HELP {} {}".format(full, escape_help(family.help)))
-        out.append("# TYPE {} {}".format(full, family.type))
-        for sample in group:
-            known = texts.get(sample.labels)
-            if known is None:
-                text = ",".join('{}="{}"'.format(k, escape_label(v)) for k, v in sample.labels)
-                known = texts[sample.labels] = ("{" + text + "}" if text else "", tuple(k for k, _ in sample.labels))
-            registry.accept(name, sample.suffix, known[1])
-            out.append("{}{}{} {}".format(full, sample.suffix, known[0], format_value(sample.value)))
-    return "\n".join(out) + "\n" if out else ""
-
-
-class Renderer:
-    """render(), keeping each label set's text from one render to the next: a collection renders the same
-    label sets every cycle (each OSD's, each benchmark result's: 150,000 at 10,000 OSDs), and escaping and
-    joining them again was a third of its render. Label sets no longer rendered (a removed OSD's) stay until
-    the texts outnumber the samples of a render twice over; then they start again from that render's."""
-
-    def __init__(self, registry: Registry) -> None:
-        self.registry = registry
-        self._texts: LabelTexts = {}
-
-    def render(self, samples: List[Sample], written: AbstractSet[str] = frozenset()) -> str:
-        if len(self._texts) > 2 * len(samples):
-            self._texts = {}
-        return render(self.registry, samples, written, self._texts)
-
-
 class Column(NamedTuple):
     """Series of one family that differ only in the value of one label (ceph_daemon, mostly), written from
     one template without a Sample each: at 10,000 OSDs a per-OSD family is 10,000 series, and a Sample and
@@ -124,36 +69,73 @@ class Column(NamedTuple):
     series: Sequence[Tuple[str, Value]]  # (that label's value, the value as exposable() gives it)
 
 
-def render_columns(registry: Registry, columns: Iterable[Column]) -> Tuple[List[str], Set[str]]:
-    """Exposition lines of the columns, a family's HELP and TYPE once before all of its series (the columns
-    of one family together, families in the order first seen), and the families written (for render()'s
-    `written`). A family the registry lacks is a KeyError, labels it does not declare a ValueError."""
-    by_family: Dict[str, List[Column]] = {}
-    for column in columns:
-        by_family.setdefault(column.family, []).append(column)
-    escaped: Dict[str, str] = {}
+Item = Union[Sample, Column]
+
+
+def render(registry: Registry, items: Iterable[Item], texts: Optional[LabelTexts] = None) -> str:
+    """HELP and TYPE once per family, its samples and columns together (columns first), families in the
+    order first seen; a family with no series is left out.
+
+    A sample or column of a family the registry lacks is a KeyError, one whose suffix or label names are not
+    its family's a ValueError: both are bugs, never silent output. Each distinct label set of a sample is
+    escaped and joined once (an OSD's ceph_daemon label serves all its counters); `texts` carries them from
+    one render to the next (a Renderer's)."""
+    grouped: Dict[str, Tuple[List[Column], List[Sample]]] = {}
+    for item in items:
+        group = grouped.get(item.family)
+        if group is None:
+            group = grouped[item.family] = ([], [])
+        if item.__class__ is Column:
+            group[0].append(item)  # type: ignore[arg-type]
+        else:
+            group[1].append(item)  # type: ignore[arg-type]
+    if texts is None:
+        texts = {}
+    escaped: Dict[str, str] = {}  # a column's label value -> escaped (a daemon's name, in many columns)
     out: List[str] = []
-    written: Set[str] = set()
-    for name, group in by_family.items():
+    for name, (columns, samples) in grouped.items():
+        full = PREFIX + name
         lines: List[str] = []
-        for column in group:
+        for column in columns:
             registry.accept(name, column.suffix, (column.label, *(k for k, _ in column.fixed)))
             fixed = "".join(',{}="{}"'.format(k, escape_label(v)) for k, v in column.fixed).replace("%", "%%")
-            template = PREFIX + name + column.suffix + "{" + column.label + '="%s"' + fixed + "} %s"
+            template = full + column.suffix + "{" + column.label + '="%s"' + fixed + "} %s"
             for first, _value in column.series:
                 if first not in escaped:
                     escaped[first] = escape_label(first)
             lines.extend([template % (escaped[first], value) for first, value in column.series])
+        for sample in samples:
+            known = texts.get(sample.labels)
+            if known is None:
+                text = ",".join('{}="{}"'.format(k, escape_label(v)) for k, v in sample.labels)
+                known = texts[sample.labels] = ("{" + text + "}" if text else "", tuple(k for k, _ in sample.labels))
+            registry.accept(name, sample.suffix, known[1])
+            lines.append("{}{}{} {}".format(full, sample.suffix, known[0], format_value(sample.value)))
         if lines:
             family = registry.family(name)
-            out.append("# HELP {}{} {}".format(PREFIX, name, escape_help(family.help)))
-            out.append("# TYPE {}{} {}".format(PREFIX, name, family.type))
+            out.append("# HELP {} {}".format(full, escape_help(family.help)))
+            out.append("# TYPE {} {}".format(full, family.type))
             out.extend(lines)
-            written.add(name)
-    return out, written
+    return "\n".join(out) + "\n" if out else ""
 
 
-def as_samples(items: Iterable[Union[Sample, Column]]) -> List[Sample]:
+class Renderer:
+    """render(), keeping each label set's text from one render to the next: a collection renders the same
+    label sets every cycle, and escaping and joining them again was a third of its render. Label sets no
+    longer rendered (a removed daemon's) stay until the texts outnumber the items of a render twice over;
+    then they start again from that render's."""
+
+    def __init__(self, registry: Registry) -> None:
+        self.registry = registry
+        self._texts: LabelTexts = {}
+
+    def render(self, items: List[Item]) -> str:
+        if len(self._texts) > 2 * len(items):
+            self._texts = {}
+        return render(self.registry, items, self._texts)
+
+
+def as_samples(items: Iterable[Item]) -> List[Sample]:
     """Samples and columns as samples only (a column's series each with its labels, in the column's order)."""
     out: List[Sample] = []
     for item in items:

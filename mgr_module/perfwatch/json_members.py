@@ -2,14 +2,15 @@
 
 An OSD's `perf dump` is about 20 kB of JSON in some 30 loggers, and the module needs nine of them: decoding
 the whole text was the largest part of a collection cycle (75 us an OSD, 0.75 s of CPU at 10,000 OSDs).
-Each wanted logger is found by its key, `"name":`, and only its value is decoded.
+Each wanted logger is found by its key as Ceph writes it, `"name":`, and only its value is decoded.
 
-The first occurrence of that key is the logger's only if no counter of an earlier logger bears the same
-name. Ceph has no such counter; should one appear, it would decode as a number or as an average's
-{"avgcount", "sum", "avgtime"} (or an empty object), and members() then gives up (None): the caller
-decodes the whole text. It gives up on anything else it does not expect too, so each member it returns
-is what a whole decode gives (it does not read the rest of the text: one broken after the wanted loggers
-still gives them).
+What it returns is what a whole decode gives wherever Ceph could have written the text. Where it could
+not tell, it gives up (None) and the caller decodes the whole text: a logger not found (absent, spelled
+with escapes or a space before the colon, or a text cut short), a text that does not end as an object
+does, or a value that is not a logger's (a counter named like the logger, before it: a number or an
+average's {"avgcount", "sum", "avgtime"}). Two cases it does not catch, as Ceph writes neither: a logger
+written twice (it takes the first, a whole decode the last), and a logger's name as a key of an object
+nested deeper than a counter's average. Nor does it check the rest of the text is JSON.
 """
 
 import json
@@ -22,12 +23,16 @@ _KEYS: Dict[str, str] = {}  # a member's name -> how its key is written, `"name"
 
 
 def members(text: str, names: Iterable[str]) -> Optional[Dict[str, Any]]:
-    """{name: decoded value} of each of `names` that is a member of the JSON object `text`, each an object
-    itself (a logger); None when that cannot be told without decoding all of it."""
-    start = 0
+    """{name: decoded value} of each of `names`, members of the JSON object `text` and objects themselves
+    (loggers); None when that cannot be told without decoding all of it: one of them is not found as
+    Ceph writes a key (`"name":`; a missing logger, or a text cut short, is for the whole decode to judge),
+    or the text does not end as an object does."""
+    start, end = 0, len(text) - 1
     while start < len(text) and text[start] in _WHITESPACE:
         start += 1
-    if not text.startswith("{", start):
+    while end > start and text[end] in _WHITESPACE:
+        end -= 1
+    if not text.startswith("{", start) or end <= start or text[end] != "}":
         return None
     out: Dict[str, Any] = {}
     for name in names:
@@ -36,7 +41,7 @@ def members(text: str, names: Iterable[str]) -> Optional[Dict[str, Any]]:
             key = _KEYS[name] = json.dumps(name) + ":"
         at = text.find(key, start)
         if at < 0:
-            continue  # nowhere in the text: not a member
+            return None
         at += len(key)
         while at < len(text) and text[at] in _WHITESPACE:
             at += 1

@@ -4,10 +4,15 @@ import time
 
 from prometheus_client.parser import text_string_to_metric_families
 
+from perfwatch.benchmarks.result_board import ResultBoard
+from perfwatch.benchmarks.results import Measurement
+from perfwatch.benchmarks.run import Run
+from perfwatch.benchmarks.store import BenchStore
 from perfwatch.collector import Collector, Settings, unavailable_report
 from perfwatch.fetch_reasons import REASONS
 
 from .fakes import FakeAdapter
+from .test_bench_store import KV, Log
 
 FAST = Settings(request_timeout=0.3, max_in_flight=4)
 
@@ -189,3 +194,75 @@ def test_with_the_exporters_reading_the_counters_no_osd_is_asked_and_no_osd_coun
     assert adapter.calls == 6 and by_daemon(parsed(collector)["ceph_perfwatch_daemon_up"]) == {
         "osd.0": 1, "osd.1": 1, "osd.2": 1
     }  # fmt: skip
+
+
+# ----- found by review of the rewrite for 10,000 OSDs (rows, columns, its own worker pool) -----------------
+
+
+def test_per_osd_and_cluster_wide_results_of_one_unit_render_as_one_family() -> None:
+    """A rados probe's per-OSD latencies come as a column, an rbd round's cluster-wide one as a sample of
+    the same family: both in one family (the first version refused it, and every cycle failed)."""
+    kv = KV()
+    board = ResultBoard(BenchStore(kv.get, kv.put, 50, 10, Log()))
+    for kind, heavy, osd, value in (("rados", False, 0, 0.002), ("rbd", True, None, 0.004)):
+        run = Run(f"{kind}-20240501T120000-0000", kind, heavy, {}, [0], "command")
+        run.measurements = [Measurement(kind, "write_latency", osd, value, "seconds")]
+        board.on_finished(run)
+    collector = Collector(FakeAdapter(1), extra_samples=lambda: board.exposition({}, 1))
+    collector.collect(FAST)
+    latencies = parsed(collector)["ceph_perfwatch_bench_latency_seconds"]
+    assert sorted((s.labels.get("ceph_daemon", "-"), s.labels["kind"], s.value) for s in latencies) == [
+        ("-", "rbd", 0.004),
+        ("osd.0", "rados", 0.002),
+    ]
+
+
+class DyingAdapter(FakeAdapter):
+    """osd.0's request ends in what is not an Exception (SystemExit, a greenlet's exit, ...)."""
+
+    def tell_osd_text(self, osd_id: int, command: dict, timeout: float) -> str:
+        if osd_id == 0:
+            raise SystemExit("gone")
+        return super().tell_osd_text(osd_id, command, timeout)
+
+
+def test_a_request_ended_by_a_base_exception_fails_that_osd_alone_and_at_once() -> None:
+    collector = Collector(DyingAdapter(3))
+    started = time.monotonic()
+    collector.collect(Settings(request_timeout=0.05, max_in_flight=1))  # one worker: it must go on
+    assert time.monotonic() - started < 3
+    fams = parsed(collector)
+    assert by_daemon(fams["ceph_perfwatch_daemon_up"]) == {"osd.0": 0, "osd.1": 1, "osd.2": 1}
+    errors = {(s.labels["ceph_daemon"], s.labels["reason"]) for s in fams["ceph_perfwatch_fetch_errors"]}
+    assert errors == {("osd.0", "error")}
+
+
+class TwiceListedAdapter(FakeAdapter):
+    def osds(self) -> list[tuple[int, bool]]:
+        return [(0, True), (1, False), (1, True), (0, True)]
+
+
+def test_an_osd_listed_twice_is_read_once_and_the_cycle_ends_at_once() -> None:
+    collector = Collector(TwiceListedAdapter(2))
+    started = time.monotonic()
+    collector.collect(Settings(request_timeout=0.05, max_in_flight=4))
+    assert time.monotonic() - started < 3
+    up = [s for s in parsed(collector)["ceph_perfwatch_daemon_up"]]
+    assert sorted((s.labels["ceph_daemon"], s.value) for s in up) == [("osd.0", 1), ("osd.1", 1)]
+
+
+class CutAdapter(FakeAdapter):
+    """osd.0's perf dump comes cut short before its `osd` logger."""
+
+    def tell_osd_text(self, osd_id: int, command: dict, timeout: float) -> str:
+        text = super().tell_osd_text(osd_id, command, timeout)
+        return text[: text.index('"osd":')] if osd_id == 0 and command["prefix"] == "perf dump" else text
+
+
+def test_a_perf_dump_cut_short_is_a_decode_error_not_an_osd_lacking_counters() -> None:
+    collector = Collector(CutAdapter(2))
+    collector.collect(FAST)
+    fams = parsed(collector)
+    assert by_daemon(fams["ceph_perfwatch_daemon_up"]) == {"osd.0": 0, "osd.1": 1}
+    errors = {(s.labels["ceph_daemon"], s.labels["reason"]) for s in fams["ceph_perfwatch_fetch_errors"]}
+    assert errors == {("osd.0", "decode")}

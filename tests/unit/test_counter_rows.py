@@ -12,7 +12,7 @@ from perfwatch import counters, exposition
 from perfwatch.counter_rows import Layout
 from perfwatch.exposition import exposable
 from perfwatch.metric_families import MODULE_REGISTRY
-from perfwatch.metrics_model import Registry
+from perfwatch.metrics_model import Registry, Sample
 
 from .fakes import MEMPOOLS, PERF_DUMP
 
@@ -55,11 +55,11 @@ def test_rows_render_the_samples_the_sample_path_renders(dump: dict[str, Any]) -
         row = counters.osd_row(dump, MEMPOOLS)
         rows.append((f"osd.{osd}", row))
         samples.extend(counters.osd_counters(dump, MEMPOOLS, f"osd.{osd}").samples)
-    lines, written = exposition.render_columns(MODULE_REGISTRY, counters.OSD_LAYOUT.columns(rows))
-    from_rows = parsed("\n".join(lines) + "\n")
+    columns = counters.OSD_LAYOUT.columns(rows)
+    from_rows = parsed(exposition.render(MODULE_REGISTRY, columns))
     from_samples = parsed(exposition.render(MODULE_REGISTRY, samples))
     assert same(from_rows, from_samples)
-    assert written == {s.family for s in samples}
+    assert {c.family for c in columns if c.series} == {s.family for s in samples}
     if dump:
         assert len(from_rows) > 3 * 30, "the fixture's counters are there"
 
@@ -97,16 +97,30 @@ def test_a_number_that_is_not_one_fails_the_reading(where: str, value: Any) -> N
         dump["rocksdb"]["submit_latency"]["sum"] = value
     else:
         dump["rocksdb"]["submit_latency"]["avgcount"] = value
-    with pytest.raises(TypeError):
+    with pytest.raises((TypeError, ValueError)):
         counters.osd_row(dump, pools)
 
 
-def test_a_sample_after_the_rows_may_not_split_one_of_their_families() -> None:
-    rows = [("osd.0", counters.osd_row(PERF_DUMP, MEMPOOLS))]
-    _lines, written = exposition.render_columns(MODULE_REGISTRY, counters.OSD_LAYOUT.columns(rows))
-    again = counters.osd_counters(PERF_DUMP, MEMPOOLS, "osd.1").samples[:1]
-    with pytest.raises(ValueError, match="written already"):
-        exposition.render(MODULE_REGISTRY, again, written)
+def test_columns_and_samples_of_one_family_are_written_together() -> None:
+    """A benchmark family holds per-OSD results (columns) and cluster-wide ones (samples): one family."""
+    registry = Registry()
+    registry.declare("lat_seconds", "gauge", "x", ("ceph_daemon", "kind"), optional=("ceph_daemon",))
+    registry.declare("up", "gauge", "y", ("ceph_daemon",))
+    items = [
+        exposition.Column("lat_seconds", "", "ceph_daemon", (("kind", "rados"),), [("osd.0", 0.002), ("osd.1", 3)]),
+        exposition.Column("up", "", "ceph_daemon", (), [("osd.0", 1)]),
+        Sample("lat_seconds", "", (("kind", "rbd"),), 0.004),
+        exposition.Column("lat_seconds", "", "ceph_daemon", (("kind", "net"),), []),
+    ]
+    text = exposition.render(registry, items)
+    families = {f.name: f.samples for f in text_string_to_metric_families(text)}
+    assert [(s.labels, s.value) for s in families["ceph_perfwatch_lat_seconds"]] == [
+        ({"ceph_daemon": "osd.0", "kind": "rados"}, 0.002),
+        ({"ceph_daemon": "osd.1", "kind": "rados"}, 3.0),
+        ({"kind": "rbd"}, 0.004),
+    ]
+    assert text.count("# TYPE ceph_perfwatch_lat_seconds") == 1
+    assert exposition.render(registry, [exposition.Column("up", "", "ceph_daemon", (), [])]) == ""
 
 
 def test_the_registry_refuses_a_layout_whose_labels_it_does_not_declare() -> None:
@@ -115,9 +129,9 @@ def test_the_registry_refuses_a_layout_whose_labels_it_does_not_declare() -> Non
     spec = counters.Spec("x_total", "osd", ("op_r",), "value", (("op", "read"),))
     row = Layout((spec,)).read(PERF_DUMP)
     with pytest.raises(ValueError):
-        exposition.render_columns(registry, Layout((spec,)).columns([("osd.0", row)]))
+        exposition.render(registry, Layout((spec,)).columns([("osd.0", row)]))
     with pytest.raises(KeyError):
-        exposition.render_columns(registry, Layout((spec._replace(family="y_total"),)).columns([("osd.0", row)]))
+        exposition.render(registry, Layout((spec._replace(family="y_total"),)).columns([("osd.0", row)]))
 
 
 def test_a_label_value_with_a_percent_sign_or_quote_is_written_as_it_is() -> None:
@@ -125,7 +139,20 @@ def test_a_label_value_with_a_percent_sign_or_quote_is_written_as_it_is() -> Non
     registry.declare("x_total", "counter", "x", ("ceph_daemon", "op"))
     spec = counters.Spec("x_total", "osd", ("op_r",), "value", (("op", '50%"s'),))
     layout = Layout((spec,))
-    lines, _ = exposition.render_columns(registry, layout.columns([('osd."0', layout.read(PERF_DUMP))]))
-    (sample,) = next(iter(text_string_to_metric_families("\n".join(lines) + "\n"))).samples
+    text = exposition.render(registry, layout.columns([('osd."0', layout.read(PERF_DUMP))]))
+    (sample,) = next(iter(text_string_to_metric_families(text))).samples
     assert sample.labels == {"ceph_daemon": 'osd."0', "op": '50%"s'}
     assert sample.value == PERF_DUMP["osd"]["op_r"]
+
+
+def test_a_numeric_string_where_a_number_belongs_is_read_as_its_number() -> None:
+    """As float() read them before the rows: a latency's sum and a mempool's bytes."""
+    dump, pools = copy.deepcopy(PERF_DUMP), copy.deepcopy(MEMPOOLS)
+    dump["rocksdb"]["get_latency"]["sum"] = "0.5"
+    pools["mempool"]["by_pool"]["bluestore_cache_data"]["bytes"] = "131072"
+    got = {
+        (s.family, s.suffix, dict(s.labels).get("pool")): s.value
+        for s in counters.osd_counters(dump, pools, "o").samples
+    }
+    assert got[(counters.GET_LAT, "_sum", None)] == 0.5
+    assert got[("bluestore_mempool_bytes", "", "data")] == 131072
