@@ -8,6 +8,7 @@ import time
 from typing import Any
 
 from perfwatch import options
+from perfwatch.adapter import FetchError
 from perfwatch.benchmarks.commit_evidence import (
     MAX_OSDS,
     commit_reading,
@@ -18,6 +19,7 @@ from perfwatch.benchmarks.commit_evidence import (
 from perfwatch.benchmarks.planning import OsdInfo
 from perfwatch.benchmarks.probe_coverage import ProbeCoverage
 from perfwatch.benchmarks.rados_latency import RadosLatency
+from perfwatch.fetch_reasons import REASON_BUSY, REASON_ERROR
 
 
 def test_the_window_is_the_mean_of_the_commits_in_between() -> None:
@@ -196,3 +198,32 @@ def test_an_adapter_without_the_counter_leaves_no_evidence_and_the_probe_still_m
     ctx = _Ctx(adapter)
     results = RadosLatency()._probe(ctx, _IO(adapter), 7, 3, "perfwatch")  # type: ignore[arg-type]
     assert len(results) == 6 and ctx.commit_latency == {}
+
+
+def test_an_osd_busy_with_the_collectors_request_is_asked_again_within_the_budget() -> None:
+    """The collector's `perf dump` in flight made the adapter refuse the commit reading (busy): the probe
+    lost the one OSD's evidence it needed to name it."""
+    refusals = {0: 3, 1: 1000}  # osd.0 busy for three asks; osd.1 busy past the budget
+
+    def read(osd: int) -> tuple[float, float]:
+        if refusals.get(osd, 0) > 0:
+            refusals[osd] -= 1
+            raise FetchError(REASON_BUSY, f"osd.{osd} has not answered an earlier request")
+        return (0.5, 5.0)
+
+    t0 = time.monotonic()
+    got = read_all(read, [0, 1, 2], workers=3, budget=0.5)
+    assert sorted(got) == [0, 2]
+    assert refusals[0] == 0
+    assert time.monotonic() - t0 < 1.5
+
+
+def test_an_error_that_is_not_busy_is_not_asked_again() -> None:
+    asks: list[int] = []
+
+    def read(osd: int) -> tuple[float, float]:
+        asks.append(osd)
+        raise FetchError(REASON_ERROR, f"osd.{osd}: -22 unknown logger")
+
+    assert read_all(read, [0, 1], workers=2, budget=0.5) == {}
+    assert sorted(asks) == [0, 1]

@@ -14,11 +14,17 @@ import threading
 import time
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
+from ..fetch_reasons import REASON_BUSY
+
 MAX_OSDS = 128  # OSDs read per probe run at most (two small requests each); the default 32 PGs of 3 hold 96
 BUDGET_SECONDS = 5.0  # all the readings of one pass: an OSD that does not answer by then gives no evidence
 # An OSD's commits are slow when they take this many times the typical of the fastest half of the OSDs
 # read; the fastest half is the reference because one slow OSD of three would pull a median with it.
 OUTLIER_FACTOR = 4.0
+# An OSD busy answering another request of the mgr (the collector's `perf dump`, every collect_interval)
+# is asked again this often until the budget ends: refusing it at once left the probe without the evidence
+# of the one OSD it needed, a run in about thirty (a fresh-clone CI's red attribution test).
+BUSY_RETRY_SECONDS = 0.05
 
 Reading = Tuple[float, float]  # (sum in seconds, count) of the counter
 
@@ -26,9 +32,9 @@ Reading = Tuple[float, float]  # (sum in seconds, count) of the counter
 def read_all(
     read: Callable[[int], Optional[Reading]], osds: Iterable[int], workers: int, budget: float = BUDGET_SECONDS
 ) -> Dict[int, Reading]:
-    """The counter of each OSD (in parallel, `workers` at a time, all within `budget` seconds); an OSD that
-    cannot be read in time is left out (a probe never fails or waits long for its evidence). More than
-    MAX_OSDS: none read."""
+    """The counter of each OSD (in parallel, `workers` at a time, all within `budget` seconds; one busy
+    with another request is asked again until then); an OSD that cannot be read in time is left out (a
+    probe never fails or waits long for its evidence). More than MAX_OSDS: none read."""
     chosen = sorted(set(osds))
     if len(chosen) > MAX_OSDS:
         return {}
@@ -37,10 +43,14 @@ def read_all(
     deadline = time.monotonic() + budget
 
     def one(osd: int) -> None:
-        try:
-            reading = read(osd)
-        except Exception:  # timeout, error, busy, a non-BlueStore OSD: no evidence from it
-            return
+        while True:
+            try:
+                reading = read(osd)
+                break
+            except Exception as exc:  # timeout, error, a non-BlueStore OSD: no evidence from it
+                if getattr(exc, "reason", None) != REASON_BUSY or time.monotonic() + BUSY_RETRY_SECONDS > deadline:
+                    return
+                time.sleep(BUSY_RETRY_SECONDS)  # busy: its other request is answered in milliseconds
         if reading is not None and time.monotonic() <= deadline:
             with lock:
                 out[osd] = reading

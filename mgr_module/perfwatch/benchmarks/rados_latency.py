@@ -109,7 +109,13 @@ class RadosLatency(Benchmark):
         removed = phases.run("remove", written, lambda name: io.remove(name, ctx.step_timeout(io.timeout)))
         ctx.scratch_removed = not ctx.unsettled and len(removed) == len(written)  # a failed write made no object
         if commits_before:
-            ctx.commit_latency = window_latency(commits_before, self._commit_readings(ctx, members, workers))
+            commits_after = self._commit_readings(ctx, members, workers)
+            ctx.commit_latency = window_latency(commits_before, commits_after)
+            unread = sorted(members - set(ctx.commit_latency))
+            if unread:  # what a run that names no slow member despite slow writes needs to be understood
+                unread_names = ", ".join("osd.{}".format(o) for o in unread)
+                ctx.log.info("rados probe %s: no commit latency of %s (before: %d, after: %d read)",
+                             ctx.run_id, unread_names, len(commits_before), len(commits_after))  # fmt: skip
         results = [Measurement(self.name, "write_latency", osd, writes[osd], "seconds") for osd, _ in written]
         results += [Measurement(self.name, "read_latency", osd, reads[osd], "seconds") for osd, _ in written
                     if osd in reads]  # fmt: skip
