@@ -25,8 +25,8 @@ expected verdict counts in both; SAME or DIFFERENT; rule errors of each engine; 
 
 Usage: python3 bench/vm_verdicts.py [--osds 1000] [--osds-per-host 24] [--evaluations 2] [--keep DIR]
 Needs Debian's `prometheus` and `victoria-metrics` (apt-get install prometheus victoria-metrics).
-About 17 minutes at 1,000 OSDs and 25 at 10,000 (0.54 M input series; peak RSS at 10,000: Prometheus 4.8 GiB,
-victoria-metrics 2.4 GiB, vmalert 1.1 GiB, the vmagents 0.4 GiB, this script 2.0 GiB; the engines run one
+About 17 minutes at 1,000 OSDs and 26 at 10,000 (0.67 M input series; peak RSS at 10,000: Prometheus 5.6 GiB,
+victoria-metrics 2.9 GiB, vmalert 1.4 GiB, the vmagents 0.6 GiB, this script 1.9 GiB; the engines run one
 after the other). At 5,000 OSDs and more, run it under
 `flock /tmp/perfwatch-heavy.lock` so heavy runs on this machine never overlap. Only 127.0.0.1; stops what it
 starts by PID; removes its directory unless --keep (then DIR/osds-N keeps the data, configs and logs).
