@@ -64,6 +64,7 @@ def store_rules(p: Profile) -> list[Rule]:
 
 
 RATIO = "cluster:ceph_perfwatch_bench_performance:ratio_baseline"
+RATIO_LABEL = "measure"  # "latency" or "throughput": which group recorded the ratio
 # The (numerator, denominator) families of each result's ratio to its baseline, by the group that divides
 # them: latencies inverted (baseline / result), so that below 1 is always worse.
 RATIO_PAIRS = {
@@ -84,7 +85,13 @@ def baseline_ratio_rules(p: Profile) -> dict[str, list[Rule]]:
     dividing the 60,000 results and 60,000 baselines took 0.85-0.9 s of CPU in one rule."""
     mod, keep = p.module_selector, f"{CLUSTER}, ceph_daemon, kind, metric"
     return {
-        unit: [rule(RATIO, by(keep, "max", "\nor ".join(f"{sel(n, mod)}\n/ ({sel(d, mod)} > 0)" for n, d in pairs)))]
+        unit: [
+            {
+                **rule(RATIO, by(keep, "max", "\nor ".join(f"{sel(n, mod)}\n/ ({sel(d, mod)} > 0)" for n, d in pairs))),
+                # the groups' rules differ by this label, so no two rules record the same series (promtool)
+                "labels": {RATIO_LABEL: unit},
+            }
+        ]
         for unit, pairs in RATIO_PAIRS.items()
     }
 
@@ -104,7 +111,7 @@ def bench_rules(p: Profile) -> list[Rule]:
         rule(
             "cluster:ceph_perfwatch_bench_regression:bool",
             by(f"{CLUSTER}, ceph_daemon, kind, metric", "max", sel("ceph_perfwatch_bench_regression", mod))
-            + f"\nor 0 * {RATIO}",
+            + f"\nor 0 * {by(f'{CLUSTER}, ceph_daemon, kind, metric', 'max', RATIO)}",
         ),
         rule("cluster:ceph_perfwatch_stored:bytes", by(CLUSTER, "sum", sel("ceph_pool_stored", p.ceph_selector))),
         rule(
