@@ -106,6 +106,23 @@ def lab_problems(lab: LabHandle) -> list[str]:
     return found
 
 
+def dead_daemon_evidence(lab: LabHandle, lines: int = 60) -> str:
+    """The last lines of each dead daemon's log and the lab's crash reports: the CI keeps only the test
+    output, and a daemon that died between two tests is otherwise a mystery once the lab is gone."""
+    parts = []
+    for name, ok in lab.lab.alive().items():
+        if ok or name.startswith("load."):
+            continue
+        for log in (lab.lab.log_path(name), lab.lab.catalogue.output_path(name)):
+            if log.exists():
+                text = log.read_text(errors="replace").splitlines()[-lines:]
+                parts.append(f"--- the last {len(text)} lines of {log} ---\n" + "\n".join(text))
+    crash_dir = lab.dir / "crash"
+    for meta in sorted(crash_dir.glob("*/meta")) if crash_dir.is_dir() else []:
+        parts.append(f"--- crash report {meta} ---\n{meta.read_text(errors='replace')[:4000]}")
+    return "\n".join(parts)
+
+
 def restore(lab: LabHandle) -> list[str]:
     """Undo knobs, start dead daemons, wait up to 2 minutes: the problems that remain."""
     run_lab(lab.dir, "clear")
@@ -133,6 +150,7 @@ def session_lab_intact(request: pytest.FixtureRequest) -> Iterator[None]:
     if not problems:
         return
     print(f"\n{request.node.nodeid} left the session lab with: {problems}; restoring it")
+    print(dead_daemon_evidence(lab))
     remaining = restore(lab)
     if remaining:
         _broken_by.append(

@@ -29,12 +29,18 @@ def test_standby_takes_over_after_the_active_mgr_is_killed(lab: LabHandle) -> No
 
     killed = run_lab(lab.dir, "stop", "--kill", f"mgr.{old_active}")
     assert killed.returncode == 0 and "stopped" in killed.stdout, killed.stderr
+    log = lab.lab.log_path(f"mgr.{standby}")
+    killed_at = log.stat().st_size
     try:
-        status = wait_until(
-            lambda: (s := lab.ceph("perfwatch", "status", timeout=10))["mgr"] == standby and s,
-            90,
-            f"perfwatch status answered by mgr.{standby}",
-        )
+        try:
+            status = wait_until(
+                lambda: (s := lab.ceph("perfwatch", "status", timeout=10))["mgr"] == standby and s,
+                90,
+                f"perfwatch status answered by mgr.{standby}",
+            )
+        except AssertionError as exc:  # the CI keeps only the output: say what the standby did meanwhile
+            tail = "\n".join(_log_since(log, killed_at).splitlines()[-80:])
+            raise AssertionError(f"{exc}\nmgr.{standby}'s log since the kill, its end:\n{tail}") from None
         assert status["active"] is True
         assert lab.ceph("mgr", "stat")["active_name"] == standby
     finally:
