@@ -65,10 +65,18 @@ class LabHandle:
     def ceph(self, *args: str, timeout: float = 30, as_json: bool = True) -> Any:
         return cephcli.run(self.conf, *args, timeout=timeout, as_json=as_json)
 
-    def wait_healthy(self, timeout: float, what: str) -> None:
-        """Every PG active+clean and HEALTH_OK; on timeout the failure says which checks were raised."""
+    def wait_healthy(self, timeout: float, what: str, ignore: tuple[str, ...] = ()) -> None:
+        """Every PG active+clean and HEALTH_OK, or only the checks named in `ignore` raised; on timeout the
+        failure says which checks were raised."""
+
+        def healthy() -> bool:
+            if not self.lab.pgs_clean():
+                return False
+            health = self.ceph("health")
+            return health["status"] == "HEALTH_OK" or set(health["checks"]) <= set(ignore)
+
         try:
-            wait_until(lambda: self.lab.pgs_clean() and self.ceph("health")["status"] == "HEALTH_OK", timeout, what)
+            wait_until(healthy, timeout, what)
         except AssertionError as exc:
             detail = self.ceph("health", "detail", as_json=False)
             pgs = self.ceph("pg", "stat")["pg_summary"]["num_pg_by_state"]

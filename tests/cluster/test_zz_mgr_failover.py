@@ -204,4 +204,6 @@ def test_what_the_module_shows_of_its_history_survives_a_failover_past_the_mons_
     wait_until(lambda: lab.ceph("mgr", "stat")["num_standby"] == 1, 60, "both mgrs up again")
     # two failovers in a row: Tentacle's new mgr took just over 60 s to see every PG clean again (fresh-clone
     # CI of 6048dd3: HEALTH_OK and 81 PGs active+clean when the 60 s wait gave up)
-    lab.wait_healthy(120, "HEALTH_OK after the failovers")
+    # The eight net runs on a shared 2-core machine may find one OSD's ping far slower than its peers' (a
+    # run on a loaded Reef lab: 0.31x): that is the module judging a result, not the lab left unwell.
+    lab.wait_healthy(120, "HEALTH_OK after the failovers", ignore=("PERFWATCH_BENCH_REGRESSION",))
