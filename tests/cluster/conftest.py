@@ -4,6 +4,7 @@ running the Ceph release $PERFWATCH_TEST_RELEASE names (default pacific; `make t
 from __future__ import annotations
 
 import os
+import shutil
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -72,6 +73,11 @@ def lab() -> Iterator[LabHandle]:
     try:
         yield handle
     finally:
+        keep = os.environ.get("PERFWATCH_TEST_KEEP_LOGS")  # a directory: the lab's logs are copied there
+        if keep:
+            for part in ("log", "crash"):
+                if (SESSION_LAB_DIR / part).is_dir():
+                    shutil.copytree(SESSION_LAB_DIR / part, Path(keep) / part, dirs_exist_ok=True)
         state, netns, links, name = snapshot(SESSION_LAB_DIR)
         down = run_lab(SESSION_LAB_DIR, "down")
         assert down.returncode == 0, down.stderr
