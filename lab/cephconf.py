@@ -78,8 +78,10 @@ def render(config: LabConfig, topo: Topology, fsid: str) -> str:
                 # The lab shares the machine's disk: warn only when it is really about to fill.
                 ("mon data avail warn", 3),
                 ("mon data avail crit", 1),
-                # A killed active mgr is replaced after this many seconds (Ceph's default is 30).
-                ("mon mgr beacon grace", 10),
+                # A killed active mgr is replaced after this many seconds (Ceph's default is 30). At 10 s a Reef
+                # run had an active mgr replaced that nobody killed, just after an OSD benchmark had filled the
+                # shared disk (the mon's commits, and so its reading of the beacons, wait behind it).
+                ("mon mgr beacon grace", 20),
                 # Ceph's default also enables `restful` (and `nfs`), which the lab does not use; on Reef
                 # as Debian trixie ships it, restful's PyO3 dependency fails in the mgr (HEALTH_WARN).
                 ("mgr initial modules", "iostat"),
