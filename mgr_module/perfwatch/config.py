@@ -44,6 +44,11 @@ class Config(NamedTuple):
     rgw_s3_secret_key: str
     rgw_s3_bucket: str
     rgw_s3_region: str
+    load_attribution: bool
+    load_client_sample: int
+    load_top_clients: int
+    load_top_per_osd: int
+    load_osd_series_max: int
 
     def as_dict(self) -> Dict[str, Any]:
         """Option name -> value: for the benchmarks, whose kinds name the options they read."""

@@ -224,3 +224,39 @@ BENCH_PROBE_ROUNDS_TO_COVER = _declare(
     "Rounds the light probe takes to measure every reachable OSD (at most rados_probe_osds_per_round a round)",
     ("kind",),
 ).name
+
+# --- whose load (load/): rates over the window since the module last asked its OSD perf queries -------------
+# Gauges: an OSD's busiest pools and clients change from one window to the next. Label "op": read, write.
+_W = " in the last window (OSD perf query, counted by the primary OSD)"
+_BUSY = "; approximate while load_clients_sampled_osds is above 0"
+LOAD = {
+    key: _declare("load_" + key, "gauge", text, labels).name
+    for key, text, labels in (
+        ("pool_ops", "Client ops per second on the pool" + _W, ("pool", "op")),
+        ("pool_bytes", "Client bytes per second on the pool" + _W, ("pool", "op")),
+        ("pool_latency_seconds", "Mean OSD-side latency of the pool's client ops" + _W, ("pool", "op")),
+        ("client_ops", "Ops per second of the busiest clients cluster-wide" + _W + _BUSY, ("client", "op")),
+        ("client_bytes", "Bytes per second of the busiest clients cluster-wide" + _W + _BUSY, ("client", "op")),
+        ("client_latency_seconds", "Mean OSD-side latency of the busiest clients' ops" + _W, ("client", "op")),
+        ("osd_ops", "All client ops per second the OSD served as primary" + _W, (*DAEMON, "op")),
+        ("osd_bytes", "All client bytes per second the OSD served as primary" + _W, (*DAEMON, "op")),
+        ("osd_pool_ops", "Client ops per second on each of the OSD's busiest pools" + _W, (*DAEMON, "pool", "op")),
+        ("osd_pool_bytes", "Client bytes per second on each of the OSD's busiest pools" + _W, (*DAEMON, "pool", "op")),
+        ("osd_client_ops", "Ops per second of each of the OSD's busiest clients" + _W + _BUSY,
+         (*DAEMON, "client", "op")),
+        ("osd_client_bytes", "Bytes per second of each of the OSD's busiest clients" + _W, (*DAEMON, "client", "op")),
+        ("clients_sampled_osds", "OSDs that counted more (client, pool) keys than load_client_sample in the last "
+         "window: such an OSD may have reported a sample of its clients, weighted by ops (0: none did)", ()),
+        ("window_seconds", "Seconds the last window of the load queries covered", ()),
+        ("osds_without_series", "OSDs with client I/O in the last window left without per-OSD load series "
+         "(load_osd_series_max reached; the busiest OSDs keep theirs)", ()),
+        ("queries", "1 per OSD perf query of the module registered on the active mgr (0: wanted, not registered)",
+         ("query",)),
+    )
+}  # fmt: skip
+LOAD_QUERY_ERRORS = _declare(
+    "load_query_errors_total",
+    "counter",
+    "OSD perf queries refused (invalid: before sending; refused: by the mgr) or lost (the mgr no longer knew the id)",
+    ("query", "reason"),
+).name

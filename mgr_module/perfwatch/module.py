@@ -24,6 +24,7 @@ from .benchmarks.runner import Runner
 from .benchmarks.store import BenchStore
 from .collector import Collector, Settings
 from .endpoint import Endpoint
+from .load_cli import LoadCommands
 from .mgr_adapter import MgrAdapter, MgrProgress
 from .output import OutputFormat
 from .runner_guard import with_runner
@@ -35,7 +36,7 @@ from .web import active_app
 MODULE_OPTIONS = [Option(**spec) for spec in options.OPTIONS]
 
 
-class Module(SecretsCommands, StatusCommands, MgrModule):
+class Module(SecretsCommands, LoadCommands, StatusCommands, MgrModule):
     MODULE_OPTIONS: List[Option] = MODULE_OPTIONS
     NOTIFY_TYPES: ClassVar[List[Any]] = []  # we poll on our own interval; no mgr notifications wanted
     CLICommand = mgr_compat.CLICommand  # the registry the mgr lists and dispatches our commands from
@@ -122,6 +123,7 @@ class Module(SecretsCommands, StatusCommands, MgrModule):
             self._bench_finished,
         )
         self._update_health()
+        load = self.start_load()  # whose load: the module's OSD perf queries, registered at its first tick
         collector = Collector(
             adapter,
             log=self.log,
@@ -130,6 +132,7 @@ class Module(SecretsCommands, StatusCommands, MgrModule):
                     runner.outcomes(), self._config.baseline_min_results, self._config.bench_export_baselines
                 ),
                 *runner.coverage_samples(time.time()),
+                *load.samples(),
             ],
         )
         self.collector = collector
@@ -149,6 +152,7 @@ class Module(SecretsCommands, StatusCommands, MgrModule):
                 for step, what in (
                     (runner.cleanup_orphans_in_background, "scratch cleanup"),
                     (lambda: runner.tick(time.time()), "benchmark schedule"),
+                    (lambda: load.tick(self._config.as_dict()), "load attribution"),
                     (lambda: collector.collect(self._collector_settings()), "collection"),
                 ):
                     try:
@@ -159,6 +163,7 @@ class Module(SecretsCommands, StatusCommands, MgrModule):
                 self._wake.clear()
         finally:
             endpoint.stop()
+            load.close()  # no perf query of ours stays registered on this mgr
             # Let benchmark threads finish their in-flight I/O before the mgr drops its rados handle.
             runner.wait(runner.shutdown(), timeout=15.0)
         self.log.info("perfwatch serve loop stopped")
@@ -175,6 +180,8 @@ class Module(SecretsCommands, StatusCommands, MgrModule):
         self._wake.set()
         if self.runner is not None:
             self.runner.shutdown()
+        if self.load is not None:
+            self.load.close()
 
     def _bench_finished(self, run: Run) -> None:
         if self.board is not None:

@@ -246,6 +246,16 @@ BENCH_OPTIONS: List[OptionSpec] = [
     },
 ]
 OPTIONS.extend(BENCH_OPTIONS)
+LOAD_OPTIONS: List[OptionSpec] = [  # whose load: the module's OSD perf queries (load/)
+    {"name": "load_attribution", "type": "bool", "default": False, "runtime": True,
+     "desc": "Attribute the OSDs' client I/O to pools and clients with OSD perf queries (off: none registered)"},
+    _int("load_client_sample", 16, 0, 1024, "Clients an OSD reports per 5 s at most, the busiest by ops (0: no "
+         "client query; above it the OSD samples)"),
+    _int("load_top_clients", 10, 0, 100, "Busiest clients exported cluster-wide"),
+    _int("load_top_per_osd", 2, 0, 10, "Busiest pools and clients exported per OSD"),
+    _int("load_osd_series_max", 20000, 0, 1000000, "Per-OSD load series at most; the busiest OSDs keep theirs"),
+]  # fmt: skip
+OPTIONS.extend(LOAD_OPTIONS)
 
 SECRET_OPTIONS = ("rgw_s3_access_key", "rgw_s3_secret_key")
 

@@ -40,6 +40,8 @@ COMMANDS = {
     "perfwatch bench schedule": FORMAT,
     "perfwatch status": FORMAT,
     "perfwatch metrics": FORMAT,
+    "perfwatch top": "name=osd,req=false,type=CephInt name=pool,req=false,type=CephString "
+    "name=by,req=false,strings=pool|client,type=CephChoices " + FORMAT,
     # secrets come in files (-i): the mgr hands them over as inbuf, never as an argument
     "perfwatch set-ssl-certificate": "name=mgr_id,req=false,type=CephString",
     "perfwatch set-ssl-certificate-key": "name=mgr_id,req=false,type=CephString",
@@ -83,6 +85,7 @@ def mgr_module(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, 
         "perfwatch.mgr_adapter",
         "perfwatch.secrets_cli",
         "perfwatch.status_cli",
+        "perfwatch.load_cli",
         "perfwatch.runner_guard",
     )
     for name in ours:
