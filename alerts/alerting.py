@@ -12,6 +12,7 @@ import dataclasses
 from typing import Any
 
 from .profiles import Profile
+from .recording_load import ENTITIES, share
 
 ALERT_TYPE = "perfwatch"  # the `type` label (ceph-mixin uses ceph_default for its own)
 RUNBOOK_URL = "https://github.com/ceph-perfwatch/ceph-perfwatch/blob/main/alerts/runbook.md"
@@ -81,6 +82,37 @@ NIC_OSDS = (
 )
 
 
+def _load(level: str, matchers: str, args: str) -> str:
+    """Whose load, from the recorded shares (recording_load.py): "pool P NN %, client.N NN %" of the `level`
+    (osd, host) that `matchers` (a printf pattern) and `args` (its template arguments) select; empty where
+    the module exports no load (load_attribution off)."""
+    pool, client = (f'query (printf "topk(1, {share(level, e)}{{{matchers}}})" {args})' for e in ENTITIES)
+    return (
+        "{{ with " + pool + " }}{{ with . | first }}pool {{ .Labels.pool }} {{ .Value | humanizePercentage }}"
+        "{{ end }}{{ end }}{{ with " + client + " }}{{ with . | first }}, {{ .Labels.client }} "
+        "{{ .Value | humanizePercentage }}{{ end }}{{ end }}"
+    )
+
+
+# The device's OSDs that have load shares, and one OSD's pool shares (in a range over the device's OSDs: $s)
+OSDS_WITH_LOAD = "{} and on (cluster, ceph_daemon) " + share("osd", "pool")
+_LOAD_OF_OSD = 'query (printf "{pool}{{cluster=%q, ceph_daemon=%q}}" $labels.cluster $s.Labels.ceph_daemon)'
+
+
+def _whose_load(level: str, matchers: str, args: str, whose: str) -> str:
+    """A sentence naming the busiest pool and client by their share of `whose` client ops; none without."""
+    pool = f'query (printf "{share(level, "pool")}{{{matchers}}}" {args})'
+    return (
+        "{{ with "
+        + pool
+        + " }} Busiest by their share of "
+        + whose
+        + " client ops: "
+        + _load(level, matchers, args)
+        + ".{{ end }}"
+    )
+
+
 def saturation_alerts(p: Profile) -> list[Alert]:
     return [
         Alert(
@@ -111,7 +143,19 @@ def saturation_alerts(p: Profile) -> list[Alert]:
             + _device_figure("host_device:ceph_perfwatch_media_commit_limit:seconds")
             + "){{ end }}. It holds back "
             + _osds_on_device("{{ .Labels.ceph_daemon }} ({{ .Labels.role }})")
-            + ". The media is saturated.",
+            + ". The media is saturated."
+            + "{{ with "
+            + _on_device("osd_device:ceph_perfwatch_osd_device:info", OSDS_WITH_LOAD)
+            + " }} Busiest by their share of each OSD's client ops: "
+            + _osds_on_device(
+                "{{ .Labels.ceph_daemon }}{{ with "
+                + _LOAD_OF_OSD.format(pool=share("osd", "pool"))
+                + " }} ("
+                + _load("osd", "cluster=%q, ceph_daemon=%q", "$labels.cluster $s.Labels.ceph_daemon")
+                + "){{ end }}",
+                "max by (ceph_daemon) ({})",
+            )
+            + ".{{ end }}",
             (("resource", "media"),),
         ),
         Alert(
@@ -127,7 +171,8 @@ def saturation_alerts(p: Profile) -> list[Alert]:
             f"reason=cgroup_limit: it runs at {_pct(p.cpu_quota_ratio)} or more of its cgroup CPU limit and is "
             f"throttled in {_pct(p.cpu_throttled_periods_ratio)} or more of the CFS periods. reason=host_cpu: it "
             f"has no limit and its host is {_pct(p.host_cpu_busy_ratio)} or more busy with "
-            f"{p.host_runnable_per_core:g} or more runnable threads per core.",
+            f"{p.host_runnable_per_core:g} or more runnable threads per core."
+            + _whose_load("osd", "cluster=%q, ceph_daemon=%q", "$labels.cluster $labels.ceph_daemon", "its"),
             (("resource", "cpu"),),
         ),
         Alert(
@@ -156,7 +201,8 @@ def saturation_alerts(p: Profile) -> list[Alert]:
             "osd:ceph_perfwatch_network_fallback:info names it): every NIC of such a host is judged, as if it "
             "carried that OSD's traffic.{{ else }}It holds back "
             + _osds_on_device("{{ .Labels.ceph_daemon }}", NIC_OSDS, "host_address:ceph_perfwatch_address_carrier:info")
-            + ".{{ end }} The network is saturated.",
+            + ".{{ end }} The network is saturated."
+            + _whose_load("host", "cluster=%q, hostname=%q", "$labels.cluster $labels.hostname", "the host's"),
             (("resource", "network"),),
         ),
     ]

@@ -37,6 +37,7 @@ from .promql import (
 )
 from .recording_dashboards import dashboard_rules
 from .recording_inputs import health_rules
+from .recording_load import load_rules
 from .recording_media import (
     OSD_DEVICE_VERDICT,
     media_commit_rules,
@@ -266,6 +267,7 @@ def groups(p: Profile) -> list[dict[str, Any]]:
         *((f"perfwatch-baselines-{unit}", rules) for unit, rules in baseline_ratio_rules(p).items()),
         ("perfwatch-benchmarks", bench_rules(p)),
         ("perfwatch-inputs", health_rules(p)),
+        ("perfwatch-load", load_rules(p, VERDICT)),
     ]
     for part, rules in dashboard_rules(p).items():
         made.append((f"perfwatch-dashboards-{part}" if part else "perfwatch-dashboards", rules))
