@@ -294,11 +294,71 @@ def client() -> Row:
     )
 
 
+def whose_load() -> Row:
+    """The busiest pools and clients of the saturated OSDs and of each host (recording_load.py)."""
+    note = (
+        " From the module's OSD perf queries (option load_attribution; empty while it is off): each OSD counts "
+        "the client ops it serves as primary, read and write together; the module exports each OSD's busiest "
+        "load_top_per_osd pools and clients."
+    )
+    sampled = (
+        " Client shares are approximate while ceph_perfwatch_load_clients_sampled_osds is above 0: an OSD with "
+        "more clients than load_client_sample reports a sample of them."
+    )
+    return Row(
+        "Whose load: the pools and clients behind each saturated OSD",
+        [
+            listing(
+                "Pools on saturated OSDs",
+                "For each OSD a saturation verdict names (media, CPU or network), its busiest pools and their share "
+                "of its client ops, highest first." + note,
+                "percentunit",
+                q("osd:ceph_perfwatch_saturated_load_pool_ops:ratio", CLUSTER, HOSTS),
+                top=20,
+                links=[runbook(MEDIA), runbook(CPU), runbook(NETWORK)],
+                width=12,
+                height=8,
+            ),
+            listing(
+                "Clients on saturated OSDs",
+                "For each OSD a saturation verdict names, its busiest clients (client.<global id>) and their share "
+                "of its client ops, highest first." + note + sampled,
+                "percentunit",
+                q("osd:ceph_perfwatch_saturated_load_client_ops:ratio", CLUSTER, HOSTS),
+                top=20,
+                width=12,
+                height=8,
+            ),
+            listing(
+                "Pools per host",
+                "Each host's busiest pools by their share of the client ops its OSDs serve as primary (a host "
+                "whose NIC is full: whose traffic it carries)." + note,
+                "percentunit",
+                q("host:ceph_perfwatch_load_pool_ops:ratio", CLUSTER, HOSTS),
+                top=20,
+                width=12,
+                height=8,
+            ),
+            listing(
+                "Clients per host",
+                "Each host's busiest clients by their share of the client ops its OSDs serve as primary."
+                + note
+                + sampled,
+                "percentunit",
+                q("host:ceph_perfwatch_load_client_ops:ratio", CLUSTER, HOSTS),
+                top=20,
+                width=12,
+                height=8,
+            ),
+        ],
+    )
+
+
 def build() -> dm.Dashboard:
     return board(
         NAME,
         "perfwatch / Bottlenecks",
         "Which resource (media, CPU, network) holds the cluster back, per host and OSD, beside the client I/O.",
         [host_variable()],
-        [verdicts(), held_back(), utilisation(), saturation(), offenders(), client()],
+        [verdicts(), held_back(), whose_load(), utilisation(), saturation(), offenders(), client()],
     )

@@ -224,6 +224,10 @@ def _parser() -> argparse.ArgumentParser:
     load_p = sub.add_parser("load", help="drive client load from the lab's client namespace (librbd)")
     load_p.add_argument("--pattern", required=True, choices=tuple(load.PATTERNS))
     load_p.add_argument("--seconds", type=float, default=30.0)
+    load_p.add_argument("--pool", default=load.POOL, help=f"the pool to load (made if missing; default {load.POOL})")
+    load_p.add_argument(
+        "--client", metavar="NAME", help="as client.NAME (made, RBD caps on --pool only), not the admin"
+    )
     return p
 
 
@@ -380,7 +384,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"lab: cleared {', '.join(cleared) if cleared else 'nothing (no such knob was on)'}")
             return 1 if problems else 0
         if args.command == "load":
-            result = load.run(lab.config.conf_path, lab.dir, lab.topo.client, args.pattern, args.seconds)
+            result = load.run(
+                lab.config.conf_path, lab.dir, lab.topo.client, args.pattern, args.seconds, args.pool, args.client
+            )
             size = load.PATTERNS[args.pattern].io_size
             print(
                 f"lab: {result.pattern} from {result.where}: {result.seconds:.0f} s, {result.ops} ops, "

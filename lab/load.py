@@ -34,12 +34,51 @@ class Pattern:
     image_mib: int
     needs_data: bool  # reads must find written objects, or the OSDs answer without touching data
 
-    def bench_argv(self, conf: Path, total_bytes: int) -> list[str]:
+    def bench_argv(self, conf: Path, total_bytes: int, pool: str = POOL, who: Identity | None = None) -> list[str]:
         return [
-            cephcli.tool(conf, "rbd"), "-c", str(conf), "bench", f"{POOL}/{self.image}",
+            cephcli.tool(conf, "rbd"), "-c", str(conf), *(who.argv() if who else ()), "bench", f"{pool}/{self.image}",
             "--io-type", self.io_type, "--io-size", str(self.io_size), "--io-pattern", self.io_pattern,
             "--io-threads", str(self.threads), "--io-total", str(total_bytes),
         ]  # fmt: skip
+
+
+@dataclasses.dataclass(frozen=True)
+class Identity:
+    """A cephx client of the lab's own making, allowed RBD on one pool only: a second client whose load the
+    OSDs count apart from the admin's (`lab load --client NAME`)."""
+
+    name: str  # without "client."
+    keyring: Path
+
+    def argv(self) -> tuple[str, ...]:
+        return ("--id", self.name, "--keyring", str(self.keyring))
+
+
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$")
+
+
+def check_name(what: str, name: str) -> None:
+    if not NAME_RE.match(name):
+        raise LabError(f"{what} {name!r}: letters, digits, _ and -, at most 40, starting with a letter or digit")
+
+
+def identity(conf: Path, lab_dir: Path, name: str, pool: str) -> Identity:
+    """client.NAME with RBD caps on `pool` (made, or its caps set, now), and its keyring in the lab."""
+    check_name("--client", name)
+    if name == "admin":
+        raise LabError("--client admin: the lab's admin is the default client; name another")
+    entity = f"client.{name}"
+    caps = ("mon", "profile rbd", "osd", f"profile rbd pool={pool}")
+    try:
+        cephcli.run(conf, "auth", "get-or-create", entity, *caps, as_json=False)
+        cephcli.run(conf, "auth", "caps", entity, *caps, as_json=False)
+        key = cephcli.run(conf, "auth", "get-key", entity, as_json=False).strip()
+    except cephcli.CephCommandError as exc:
+        raise LabError(f"could not make {entity}: {exc}") from exc
+    keyring = lab_dir / f"keyring.{name}"
+    keyring.write_text(f"[{entity}]\n\tkey = {key}\n")
+    keyring.chmod(0o600)
+    return Identity(name, keyring)
 
 
 PATTERNS = {
@@ -88,29 +127,29 @@ def check_seconds(seconds: float) -> None:
         raise LabError(f"--seconds {seconds}: must be between 1 and 3600")
 
 
-def _prepare(conf: Path, pattern: Pattern) -> None:
+def _prepare(conf: Path, pattern: Pattern, pool: str) -> None:
     pools = cephcli.run(conf, "osd", "pool", "ls")
-    if POOL not in pools:
-        cephcli.run(conf, "osd", "pool", "create", POOL, "8", as_json=False)
-        cephcli.run(conf, "osd", "pool", "application", "enable", POOL, "rbd", as_json=False)
-    images = cephcli.run_tool("rbd", conf, "ls", "--format", "json", POOL)
+    if pool not in pools:
+        cephcli.run(conf, "osd", "pool", "create", pool, "8", as_json=False)
+        cephcli.run(conf, "osd", "pool", "application", "enable", pool, "rbd", as_json=False)
+    images = cephcli.run_tool("rbd", conf, "ls", "--format", "json", pool)
     if pattern.image not in images:
-        create = ("create", "--size", f"{pattern.image_mib}M", "--image-feature", "layering", f"{POOL}/{pattern.image}")
+        create = ("create", "--size", f"{pattern.image_mib}M", "--image-feature", "layering", f"{pool}/{pattern.image}")
         cephcli.run_tool("rbd", conf, *create, as_json=False)
-    if pattern.needs_data and not _filled(conf, pattern):
+    if pattern.needs_data and not _filled(conf, pattern, pool):
         fill = dataclasses.replace(pattern, io_type="write", io_pattern="seq")
         total = pattern.image_mib * MIB
-        argv = fill.bench_argv(conf, total)
+        argv = fill.bench_argv(conf, total, pool)
         proc = subprocess.run(argv, capture_output=True, text=True, timeout=600)
         if proc.returncode != 0:
             raise LabError(f"filling {pattern.image} failed: {proc.stderr.strip()[-400:]}")
-        meta = ("image-meta", "set", f"{POOL}/{pattern.image}", "perfwatch.filled", "1")
+        meta = ("image-meta", "set", f"{pool}/{pattern.image}", "perfwatch.filled", "1")
         cephcli.run_tool("rbd", conf, *meta, as_json=False)
 
 
-def _filled(conf: Path, pattern: Pattern) -> bool:
+def _filled(conf: Path, pattern: Pattern, pool: str) -> bool:
     try:
-        meta = ("image-meta", "get", f"{POOL}/{pattern.image}", "perfwatch.filled")
+        meta = ("image-meta", "get", f"{pool}/{pattern.image}", "perfwatch.filled")
         cephcli.run_tool("rbd", conf, *meta, as_json=False)
     except cephcli.CephCommandError:
         return False
@@ -127,21 +166,32 @@ def _signal_group(proc: subprocess.Popen, sig: int) -> None:
         proc.send_signal(sig)
 
 
-def run(conf: Path, lab_dir: Path, client: Host, pattern_name: str, seconds: float) -> LoadResult:
+def run(
+    conf: Path,
+    lab_dir: Path,
+    client: Host,
+    pattern_name: str,
+    seconds: float,
+    pool: str = POOL,
+    client_name: str | None = None,
+) -> LoadResult:
     """Run one pattern for `seconds` from the `client` host (the lab's client namespace) against the cluster
-    of `conf`; returns what the client measured. The bench is recorded in the state of the lab in `lab_dir`
-    while it runs, so `down` stops it if this process cannot."""
+    of `conf`, in `pool` (made if missing), as the admin or as client.`client_name` (made, with RBD caps
+    on that pool only); returns what the client measured. The bench is recorded in the state of the lab in
+    `lab_dir` while it runs, so `down` stops it if this process cannot."""
     if pattern_name not in PATTERNS:
         raise LabError(f"--pattern {pattern_name!r}: one of {', '.join(PATTERNS)}")
     check_seconds(seconds)
+    check_name("--pool", pool)
     pattern = PATTERNS[pattern_name]
     try:
-        _prepare(conf, pattern)
+        _prepare(conf, pattern, pool)
     except cephcli.CephCommandError as exc:
         raise LabError(f"preparing the load pool or image failed: {exc}") from exc
+    who = identity(conf, lab_dir, client_name, pool) if client_name is not None else None
     # More bytes than the client could move in the time: the clock, not the total, ends the run.
     total = 1 << 50
-    argv = pattern.bench_argv(conf, total)
+    argv = pattern.bench_argv(conf, total, pool, who)
     # `timeout` is the guard if this process dies: the bench still ends (SIGTERM, then SIGKILL) after
     # its time. It leads a process group of its own, with rbd in it: we signal that whole group.
     argv = ["timeout", "--signal=TERM", "--kill-after=10", f"{seconds + 15:.0f}", *argv]
