@@ -3,6 +3,7 @@ it, the alerts firing, and the client I/O beside them: cause and effect on one s
 
 from __future__ import annotations
 
+from grafana_foundation_sdk.builders import table as table_builder
 from grafana_foundation_sdk.models import dashboard as dm
 
 from alerts.alerting import ALERT_TYPE
@@ -305,52 +306,35 @@ def whose_load() -> Row:
         " Client shares are approximate while ceph_perfwatch_load_clients_sampled_osds is above 0: an OSD with "
         "more clients than load_client_sample reports a sample of them."
     )
+    what = {
+        "pool": ("Pools", "pools", note),
+        "client": ("Clients", "clients (client.<global id>)", note + sampled),
+    }
+
+    def table(entity: str, per_host: bool) -> table_builder.Panel:
+        title, whose, about = what[entity]
+        if per_host:
+            text = f"Each host's busiest {whose} by their share of the client ops its OSDs serve as primary (a host "
+            text += "whose NIC is full: whose traffic it carries)."
+            series = f"host:ceph_perfwatch_load_{entity}_ops:ratio"
+        else:
+            text = f"For each OSD a saturation verdict names (media, CPU or network), its busiest {whose} and their "
+            text += "share of its client ops, highest first."
+            series = f"osd:ceph_perfwatch_saturated_load_{entity}_ops:ratio"
+        return listing(
+            f"{title} per host" if per_host else f"{title} on saturated OSDs",
+            text + about,
+            "percentunit",
+            q(series, CLUSTER, HOSTS),
+            top=20,
+            links=[] if per_host else [runbook(MEDIA), runbook(CPU), runbook(NETWORK)],
+            width=12,
+            height=8,
+        )
+
     return Row(
         "Whose load: the pools and clients behind each saturated OSD",
-        [
-            listing(
-                "Pools on saturated OSDs",
-                "For each OSD a saturation verdict names (media, CPU or network), its busiest pools and their share "
-                "of its client ops, highest first." + note,
-                "percentunit",
-                q("osd:ceph_perfwatch_saturated_load_pool_ops:ratio", CLUSTER, HOSTS),
-                top=20,
-                links=[runbook(MEDIA), runbook(CPU), runbook(NETWORK)],
-                width=12,
-                height=8,
-            ),
-            listing(
-                "Clients on saturated OSDs",
-                "For each OSD a saturation verdict names, its busiest clients (client.<global id>) and their share "
-                "of its client ops, highest first." + note + sampled,
-                "percentunit",
-                q("osd:ceph_perfwatch_saturated_load_client_ops:ratio", CLUSTER, HOSTS),
-                top=20,
-                width=12,
-                height=8,
-            ),
-            listing(
-                "Pools per host",
-                "Each host's busiest pools by their share of the client ops its OSDs serve as primary (a host "
-                "whose NIC is full: whose traffic it carries)." + note,
-                "percentunit",
-                q("host:ceph_perfwatch_load_pool_ops:ratio", CLUSTER, HOSTS),
-                top=20,
-                width=12,
-                height=8,
-            ),
-            listing(
-                "Clients per host",
-                "Each host's busiest clients by their share of the client ops its OSDs serve as primary."
-                + note
-                + sampled,
-                "percentunit",
-                q("host:ceph_perfwatch_load_client_ops:ratio", CLUSTER, HOSTS),
-                top=20,
-                width=12,
-                height=8,
-            ),
-        ],
+        [table(entity, per_host) for per_host in (False, True) for entity in what],
     )
 
 

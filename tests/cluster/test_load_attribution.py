@@ -1,0 +1,96 @@
+"""Whose load, live: with load_attribution on, the module's OSD perf queries see a second client (its own
+cephx identity and pool) hammering the cluster beside the admin's light load; `ceph perfwatch top` and the
+module's load series name that pool and that client first. Turned off, the module leaves only the
+tombstone query on the OSDs (they ignore an empty set), and the OSDs' logs show they were told.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from typing import Any
+
+import pytest
+
+from .labutil import REPO, LabHandle, run_lab, wait_until
+from .scrape import Scrape, scrape
+
+pytestmark = pytest.mark.every_release
+
+HAMMER = "hammer"  # the second client's name (client.hammer) and pool
+OPTION = "mgr/perfwatch/load_attribution"
+
+
+def _metrics(lab: LabHandle) -> Scrape:
+    return scrape(lab.lab.module_urls()[lab.ceph("mgr", "stat")["active_name"]] + "metrics")
+
+
+def _queries(lab: LabHandle) -> dict[str, float]:
+    """The module's perf queries by name: 1 registered, 0 wanted but not registered."""
+    return {labels["query"]: value for labels, value in _metrics(lab).find("ceph_perfwatch_load_queries")}
+
+
+def _global_id(lab: LabHandle, entity: str) -> str | None:
+    """client.<global id> of the mon session of cephx `entity` (client.hammer), as the OSDs name its ops."""
+    mon = lab.lab.config.mons[0] if hasattr(lab.lab.config, "mons") else "a"
+    sessions: Any = lab.ceph("tell", f"mon.{mon}", "sessions")
+    for session in sessions if isinstance(sessions, list) else []:
+        if session.get("entity_name") == entity or session.get("auth_name") == entity:
+            name = session.get("name")
+            if isinstance(name, str) and name.startswith("client."):
+                return name
+            if isinstance(name, dict):  # {"type": "client", "num": 4121}
+                return f"client.{name.get('num')}"
+    return None
+
+
+def _top(lab: LabHandle, by: str) -> dict[str, Any]:
+    return lab.ceph("perfwatch", "top", "--by", by)
+
+
+def test_top_names_the_hammering_pool_and_client_and_turned_off_only_the_tombstone_stays(lab: LabHandle) -> None:
+    lab.ceph("config", "set", "mgr", OPTION, "true", as_json=False)
+    heavy: subprocess.Popen[str] | None = None
+    try:
+        wait_until(lambda: _queries(lab).get("pools") == 1, 60, "the pools query registered")
+        heavy = subprocess.Popen(
+            [sys.executable, "-m", "lab", "--dir", str(lab.dir), "load", "--pattern", "small-random-write",
+             "--seconds", "40", "--pool", HAMMER, "--client", HAMMER],
+            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        )  # fmt: skip
+        light = subprocess.Popen(
+            [sys.executable, "-m", "lab", "--dir", str(lab.dir), "load", "--pattern", "light-random-write",
+             "--seconds", "40"],
+            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        )  # fmt: skip
+        hammer_id = wait_until(lambda: _global_id(lab, f"client.{HAMMER}"), 30, "client.hammer's mon session")
+        pools = wait_until(
+            lambda: (t := _top(lab, "pool"))["rows"] and t["rows"][0]["name"] == HAMMER and t,
+            45,
+            "pool hammer first in perfwatch top",
+        )
+        clients = wait_until(
+            lambda: (t := _top(lab, "client"))["rows"] and t["rows"][0]["name"] == hammer_id and t,
+            30,
+            f"{hammer_id} (client.{HAMMER}) first in perfwatch top --by client",
+        )
+        print(f"\ntop by pool: {pools['rows'][:3]}\ntop by client: {clients['rows'][:3]}")
+        assert pools["rows"][0]["ops_share"] > 0.5, pools
+        assert any(r["name"] == "perfwatch-load" for r in pools["rows"]), "the light load's pool is listed too"
+        found = _metrics(lab)
+        assert found.total("ceph_perfwatch_load_pool_ops", pool=HAMMER, op="write"), "the pool's series"
+        assert found.find("ceph_perfwatch_load_client_ops", client=hammer_id), "the client's series"
+        assert heavy.wait(timeout=90) == 0, heavy.stdout.read() if heavy.stdout else ""
+        assert light.wait(timeout=90) == 0, light.stdout.read() if light.stdout else ""
+    finally:
+        if heavy is not None and heavy.poll() is None:
+            heavy.terminate()
+            heavy.wait(timeout=30)
+        off_at = time.time()
+        lab.ceph("config", "set", "mgr", OPTION, "false", as_json=False)
+    wait_until(
+        lambda: _queries(lab) == {"tombstone": 1}, 60, "the pools and clients queries removed, the tombstone in place"
+    )
+    assert off_at > 0
+    run_lab(lab.dir, "clear")
