@@ -32,16 +32,12 @@ def _queries(lab: LabHandle) -> dict[str, float]:
 
 
 def _global_id(lab: LabHandle, entity: str) -> str | None:
-    """client.<global id> of the mon session of cephx `entity` (client.hammer), as the OSDs name its ops."""
-    mon = lab.lab.config.mons[0] if hasattr(lab.lab.config, "mons") else "a"
-    sessions: Any = lab.ceph("tell", f"mon.{mon}", "sessions")
+    """client.<global id> of the mon session of cephx `entity` (client.hammer), as the OSDs name its ops (a
+    mon session's own `name` is client.? on Pacific: the global id is a field of its own)."""
+    sessions: Any = lab.ceph("tell", "mon.a", "sessions")
     for session in sessions if isinstance(sessions, list) else []:
-        if session.get("entity_name") == entity or session.get("auth_name") == entity:
-            name = session.get("name")
-            if isinstance(name, str) and name.startswith("client."):
-                return name
-            if isinstance(name, dict):  # {"type": "client", "num": 4121}
-                return f"client.{name.get('num')}"
+        if session.get("entity_name") == entity and isinstance(session.get("global_id"), int):
+            return f"client.{session['global_id']}"
     return None
 
 
