@@ -55,8 +55,8 @@ def key(alert: dict[str, Any]) -> str:
 class Load:
     """`python3 -m lab load` in the background, stopped when the test is done with it."""
 
-    def __init__(self, lab: LabHandle, pattern: str, seconds: float) -> None:
-        argv = [sys.executable, "-m", "lab", "--dir", str(lab.dir), "load", "--pattern", pattern]
+    def __init__(self, lab: LabHandle, pattern: str, seconds: float, args: tuple[str, ...] = ()) -> None:
+        argv = [sys.executable, "-m", "lab", "--dir", str(lab.dir), "load", "--pattern", pattern, *args]
         self.proc = subprocess.Popen(
             [*argv, "--seconds", str(int(seconds))], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE
         )
@@ -68,6 +68,18 @@ class Load:
             self.proc.terminate()  # `lab load` stops its bench on the way out
         out, _ = self.proc.communicate(timeout=60)
         return out.decode().strip()
+
+
+def prometheus_alert_description(lab: LabHandle, labels: dict[str, str]) -> str | None:
+    """The description of the alert with these labels as the lab's Prometheus rendered it at its last
+    evaluation (Alertmanager holds the one sent last, up to a minute older)."""
+    prometheus = lab.lab.monitoring_urls()["prometheus"].rstrip("/")
+    with urllib.request.urlopen(f"{prometheus}/api/v1/alerts", timeout=10) as resp:
+        alerts = json.load(resp)["data"]["alerts"]
+    for alert in alerts:
+        if all(alert["labels"].get(k) == v for k, v in labels.items()):
+            return str(alert["annotations"].get("description", ""))
+    return None
 
 
 def saturated_verdicts(lab: LabHandle) -> list[str]:
@@ -94,13 +106,14 @@ def knob_fires_then_resolves(
     expected: dict[str, str],
     label: str,
     on_fire: Callable[[dict[str, Any]], None] | None = None,
+    load_args: tuple[str, ...] = (),
 ) -> None:
-    """The knob, the load; `expected` must fire (then `on_fire` gets it, with its annotations), no other
-    saturation alert may, and it must resolve after `lab clear`."""
+    """The knob, the load (`lab load --pattern pattern *load_args`); `expected` must fire (then `on_fire`
+    gets it, with its annotations), no other saturation alert may, and it must resolve after `lab clear`."""
     wait_quiet(lab)
     applied = run_lab(lab.dir, "saturate", *knob)
     assert applied.returncode == 0, applied.stderr
-    load = Load(lab, pattern, FIRE_WITHIN + RESOLVE_WITHIN + 60)
+    load = Load(lab, pattern, FIRE_WITHIN + RESOLVE_WITHIN + 60, load_args)
     others: set[str] = set()
     fired: dict[str, Any] | None = None
     try:

@@ -101,6 +101,16 @@ PASSING_REFUSALS = (
 )
 
 
+def client_global_id(lab: LabHandle, entity: str) -> str | None:
+    """client.<global id> of the mon session of cephx `entity` (client.hammer), as the OSDs name its ops (a
+    mon session's own `name` is client.? on Pacific: the global id is a field of its own)."""
+    sessions: Any = lab.ceph("tell", "mon.a", "sessions")
+    for session in sessions if isinstance(sessions, list) else []:
+        if session.get("entity_name") == entity and isinstance(session.get("global_id"), int):
+            return f"client.{session['global_id']}"
+    return None
+
+
 def start_bench(lab: LabHandle, *args: str, timeout: float = 120) -> str:
     """Start a benchmark run and return its id. While `bench run` is refused with EBUSY for a reason in
     PASSING_REFUSALS, wait and try again (up to `timeout` s); any other refusal is the test's to see."""

@@ -8,15 +8,13 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 from typing import Any
 
-import pytest
-
-from .labutil import REPO, LabHandle, run_lab, wait_until
+from .labutil import REPO, LabHandle, client_global_id, run_lab, wait_until
 from .scrape import Scrape, scrape
 
-pytestmark = pytest.mark.every_release
+# Pacific in CI only: the CPU saturation test (every release) proves the queries and the alert's naming on each
+# release; this one passed on Reef 18.2.7 and Tentacle 20.2.4 when run by hand (about 45 s each).
 
 HAMMER = "hammer"  # the second client's name (client.hammer) and pool
 OPTION = "mgr/perfwatch/load_attribution"
@@ -31,16 +29,6 @@ def _queries(lab: LabHandle) -> dict[str, float]:
     return {labels["query"]: value for labels, value in _metrics(lab).find("ceph_perfwatch_load_queries")}
 
 
-def _global_id(lab: LabHandle, entity: str) -> str | None:
-    """client.<global id> of the mon session of cephx `entity` (client.hammer), as the OSDs name its ops (a
-    mon session's own `name` is client.? on Pacific: the global id is a field of its own)."""
-    sessions: Any = lab.ceph("tell", "mon.a", "sessions")
-    for session in sessions if isinstance(sessions, list) else []:
-        if session.get("entity_name") == entity and isinstance(session.get("global_id"), int):
-            return f"client.{session['global_id']}"
-    return None
-
-
 def _top(lab: LabHandle, by: str) -> dict[str, Any]:
     return lab.ceph("perfwatch", "top", "--by", by)
 
@@ -48,6 +36,7 @@ def _top(lab: LabHandle, by: str) -> dict[str, Any]:
 def test_top_names_the_hammering_pool_and_client_and_turned_off_only_the_tombstone_stays(lab: LabHandle) -> None:
     lab.ceph("config", "set", "mgr", OPTION, "true", as_json=False)
     heavy: subprocess.Popen[str] | None = None
+    light: subprocess.Popen[str] | None = None
     try:
         wait_until(lambda: _queries(lab).get("pools") == 1, 60, "the pools query registered")
         heavy = subprocess.Popen(
@@ -60,7 +49,7 @@ def test_top_names_the_hammering_pool_and_client_and_turned_off_only_the_tombsto
              "--seconds", "40"],
             cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
         )  # fmt: skip
-        hammer_id = wait_until(lambda: _global_id(lab, f"client.{HAMMER}"), 30, "client.hammer's mon session")
+        hammer_id = wait_until(lambda: client_global_id(lab, f"client.{HAMMER}"), 30, "client.hammer's mon session")
         pools = wait_until(
             lambda: (t := _top(lab, "pool"))["rows"] and t["rows"][0]["name"] == HAMMER and t,
             45,
@@ -80,13 +69,12 @@ def test_top_names_the_hammering_pool_and_client_and_turned_off_only_the_tombsto
         assert heavy.wait(timeout=90) == 0, heavy.stdout.read() if heavy.stdout else ""
         assert light.wait(timeout=90) == 0, light.stdout.read() if light.stdout else ""
     finally:
-        if heavy is not None and heavy.poll() is None:
-            heavy.terminate()
-            heavy.wait(timeout=30)
-        off_at = time.time()
+        for proc in (heavy, light):  # `lab load` stops its bench on the way out
+            if proc is not None and proc.poll() is None:
+                proc.terminate()
+                proc.wait(timeout=30)
         lab.ceph("config", "set", "mgr", OPTION, "false", as_json=False)
     wait_until(
         lambda: _queries(lab) == {"tombstone": 1}, 60, "the pools and clients queries removed, the tombstone in place"
     )
-    assert off_at > 0
     run_lab(lab.dir, "clear")

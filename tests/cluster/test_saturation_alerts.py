@@ -27,16 +27,19 @@ from .alert_checks import (
     am_alerts,
     key,
     knob_fires_then_resolves,
+    prometheus_alert_description,
     query,
     saturated_verdicts,
     saturation,
     wait_quiet,
 )
 from .knob_checks import cpu_knob_holds_only_its_osd, media_knob_fills_its_device, network_knob_caps_only_its_link
-from .labutil import LabHandle, run_lab
+from .labutil import LabHandle, client_global_id, run_lab, wait_until
 from .saturating import saturating
 
 VICTIM = 1  # osd.1, on the lab's second host
+HAMMER = "hammer"  # the CPU test's client (client.hammer) and its pool
+LOAD_OPTION = "mgr/perfwatch/load_attribution"
 
 
 @pytest.fixture(scope="module")
@@ -48,18 +51,49 @@ def quiet_lab(lab: LabHandle) -> Iterator[LabHandle]:
     print("\n".join(ROWS))
 
 
+def _names_the_hammer(lab: LabHandle, expected: dict[str, str]) -> None:
+    """The alert's description, as Prometheus renders it, names the hammering client's pool and the client
+    (by the global id the OSDs see) as the busiest, before the light load's."""
+    hammer = wait_until(lambda: client_global_id(lab, f"client.{HAMMER}"), 30, f"client.{HAMMER}'s mon session")
+    wanted = f"Busiest by their share of its client ops: pool {HAMMER} "
+    text = wait_until(
+        lambda: (d := prometheus_alert_description(lab, expected)) and wanted in d and d,
+        90,
+        f"the alert naming pool {HAMMER} and {hammer}",
+        interval=POLL,
+    )
+    named = text.split(wanted, 1)[1]
+    assert named.split(", ", 1)[1].startswith(f"{hammer} "), f"{hammer} is not the client named: {text}"
+    print(f"\n{expected['alertname']}: ...{wanted}{named}")
+
+
+def _held_and_named(lab: LabHandle, expected: dict[str, str]) -> None:
+    cpu_knob_holds_only_its_osd(lab, VICTIM, 0.2)
+    _names_the_hammer(lab, expected)
+
+
 @pytest.mark.every_release
 def test_cpu_knob_and_small_random_writes_fire_the_osd_cpu_alert_only(quiet_lab: LabHandle) -> None:
+    """The load from a second client (client.hammer) into its own pool, beside the admin's light load, with
+    load attribution on: the alert names that pool and that client as the busiest (issue 24)."""
     host = quiet_lab.lab.topo.host_of(VICTIM).crush_name
-    knob_fires_then_resolves(
-        quiet_lab,
-        ["cpu", "--osd", str(VICTIM), "--cores", "0.2"],
-        "small-random-write",
-        {"alertname": "PerfwatchOSDCPUSaturated", "ceph_daemon": f"osd.{VICTIM}", "hostname": host,
-         "reason": "cgroup_limit"},
-        f"cpu 0.2 cores on osd.{VICTIM}, 4 KiB random writes",
-        lambda _: cpu_knob_holds_only_its_osd(quiet_lab, VICTIM, 0.2),
-    )  # fmt: skip
+    expected = {"alertname": "PerfwatchOSDCPUSaturated", "ceph_daemon": f"osd.{VICTIM}", "hostname": host,
+                "reason": "cgroup_limit"}  # fmt: skip
+    quiet_lab.ceph("config", "set", "mgr", LOAD_OPTION, "true", as_json=False)
+    light = Load(quiet_lab, "light-random-write", 300)
+    try:
+        knob_fires_then_resolves(
+            quiet_lab,
+            ["cpu", "--osd", str(VICTIM), "--cores", "0.2"],
+            "small-random-write",
+            expected,
+            f"cpu 0.2 cores on osd.{VICTIM}, 4 KiB random writes (client.{HAMMER}; the admin's light load beside)",
+            lambda _: _held_and_named(quiet_lab, expected),
+            load_args=("--pool", HAMMER, "--client", HAMMER),
+        )
+    finally:
+        light.stop()
+        quiet_lab.ceph("config", "set", "mgr", LOAD_OPTION, "false", as_json=False)
 
 
 def test_media_knob_and_large_writes_fire_the_media_alert_for_the_osds_device_only(
