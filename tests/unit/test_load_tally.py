@@ -153,3 +153,20 @@ def test_top_refuses_what_selects_nothing_and_says_what_is_accepted(by: str, osd
 def test_top_by_client_without_a_client_query_says_why() -> None:
     with pytest.raises(top.TopError, match="load_client_sample is 0"):
         top.rows(window(limit=0), NAMES, "client")
+
+
+def test_thousands_of_clients_export_only_the_busiest_within_the_bounds() -> None:
+    """5,000 clients on 3 OSDs: load_top_clients cluster-wide and load_top_per_osd per OSD, the busiest."""
+    entries = [((f"client.{n}", "1", str(n % 3)), pairs(n, 0)) for n in range(1, 5001)]
+    pools = answer((("1", "0"), pairs(1, 0)), (("1", "1"), pairs(1, 0)), (("1", "2"), pairs(1, 0)))
+    win = tally.window(10.0, tally.parse(pools), 10.0, tally.parse(answer(*entries)), 16)
+    found, _ = samples(win, NAMES, Limits(top_clients=10, top_per_osd=2, osd_series_max=20000))
+    cluster = {k[0] for k in by_name(found, "load_client_ops")}
+    assert cluster == {f"client.{n}" for n in range(4991, 5001)}
+    per_osd = {k[:2] for k in by_name(found, "load_osd_client_ops")}
+    assert per_osd == {
+        ("osd.0", "client.4998"), ("osd.0", "client.4995"),
+        ("osd.1", "client.4999"), ("osd.1", "client.4996"),
+        ("osd.2", "client.5000"), ("osd.2", "client.4997"),
+    }  # fmt: skip
+    assert len(found) < 200
