@@ -257,6 +257,7 @@ LOAD = {
 LOAD_QUERY_ERRORS = _declare(
     "load_query_errors_total",
     "counter",
-    "OSD perf queries refused (invalid: before sending; refused: by the mgr) or lost (the mgr no longer knew the id)",
+    "OSD perf queries refused (invalid: before sending; refused: by the mgr), lost (the mgr no longer knew the "
+    "id) or unanswered (asking for its counts raised; asked again)",
     ("query", "reason"),
 ).name

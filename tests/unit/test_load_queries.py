@@ -229,3 +229,54 @@ def test_a_window_shorter_than_three_reports_is_not_asked_and_a_failed_tick_expo
     with pytest.raises(RuntimeError):
         load.tick(opts)
     assert load.samples() == [] and load.last.pools == {}
+
+
+class CountingMgr(Mgr):
+    """Every query counted 100 ops of pool 1 on osd.0 (client.42's, for the client query) since last asked."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fail_next = False
+
+    def get_osd_perf_counters(self, query_id: int) -> dict | None:
+        if self.fail_next:
+            self.fail_next = False
+            raise RuntimeError("transient")
+        if query_id not in self.queries:
+            return None
+        key = [["client.42"], ["1"], ["0"]] if "limit" in self.queries[query_id] else [["1"], ["0"]]
+        return {"counters": [{"k": key, "c": [[100, 0]] * len(queries.COUNTERS)}]}
+
+
+def test_a_query_added_later_is_asked_with_the_others_and_the_clients_keep_coming() -> None:
+    """Each query waited 15 s from its own start: with a 10 s pass, a client query added again later (its
+    limit changed) fell out of step with the pool query, and no client series came ever again (review)."""
+    mgr, log, now = CountingMgr(), Log(), [0.0]
+    load = LoadAttribution(QueryOwner(mgr, log, clock=lambda: now[0]), lambda: {1: "rbd"}, log)
+    opts = {"load_attribution": True, "load_client_sample": 16, "load_top_clients": 10, "load_top_per_osd": 2,
+            "load_osd_series_max": 20000}  # fmt: skip
+    with_clients = []
+    for t in (0, 10, 20, 30, 33, 43, 53, 63, 73, 83, 93):
+        now[0] = float(t)
+        opts["load_client_sample"] = 32 if t >= 33 else 16
+        load.tick(opts)
+        if t >= 43:
+            with_clients.append(bool(load.last.clients) and load.last.client_limit == 32)
+    assert all(with_clients), with_clients
+    assert any(s.family == "load_client_ops" for s in load.samples())
+
+
+def test_a_query_whose_counts_could_not_be_asked_keeps_its_id_and_nothing_leaks() -> None:
+    """A raising get_osd_perf_counters made the owner forget the id and register the query again: the old
+    one stayed on the mgr (and the OSDs) for good, also after attribution was turned off (review)."""
+    mgr, log = CountingMgr(), Log()
+    owner = QueryOwner(mgr, log)
+    owner.sync(queries.wanted(True, 16))
+    ids = dict(owner.registered)
+    mgr.fail_next = True
+    owner.poll()
+    owner.sync(queries.wanted(True, 16))
+    assert owner.registered == ids and len(mgr.queries) == 2, "kept, not registered again"
+    assert owner.errors == {("clients", "unanswered"): 1}
+    owner.sync(queries.wanted(False, 16))
+    assert mgr.kinds() == ["tombstone"]

@@ -170,3 +170,19 @@ def test_thousands_of_clients_export_only_the_busiest_within_the_bounds() -> Non
         ("osd.2", "client.5000"), ("osd.2", "client.4997"),
     }  # fmt: skip
     assert len(found) < 200
+
+
+@pytest.mark.parametrize(
+    ("what", "entry"),
+    [
+        ("a pool id of a digit Python's isdigit takes but int refuses", {"k": [["²"], ["0"]], "c": pairs(10, 0)}),
+        ("sub-keys as strings, not lists of groups", {"k": ["17", "03"], "c": pairs(10, 0)}),
+        ("a negative counter", {"k": [["1"], ["0"]], "c": [[-50, 0]] * len(COUNTERS)}),
+        ("a NaN counter", {"k": [["1"], ["0"]], "c": [["nan", 0]] * len(COUNTERS)}),
+        ("an id with a leading zero", {"k": [["01"], ["0"]], "c": pairs(10, 0)}),
+    ],
+)
+def test_a_hostile_entry_is_skipped_and_the_others_still_count(what: str, entry: dict) -> None:
+    good = {"k": [["2"], ["1"]], "c": pairs(5, 0)}
+    win = tally.window(10.0, tally.parse({"counters": [entry, good]}), 10.0, {}, 0)
+    assert win.pools == {(2, 1): tally.parse({"counters": [good]})[("2", "1")]}, what

@@ -15,6 +15,7 @@ from .queries import TOMBSTONE, problems, tombstone_query
 REASON_INVALID = "invalid"  # refused before it was sent (queries.problems)
 REASON_REFUSED = "refused"  # the mgr answered None or raised
 REASON_LOST = "lost"  # the mgr no longer knew the id
+REASON_UNANSWERED = "unanswered"  # get_osd_perf_counters raised: the id is kept and asked again
 # In the mgr store: "1" while the OSDs may run queries of ours, so that a later active mgr (after a failover
 # or a disable and enable) that wants none puts the tombstone in their place.
 ON_OSDS_KEY = "load/queries_on_osds"
@@ -119,19 +120,24 @@ class QueryOwner:
             self._log.warning("perf query %s (id %d): remove_osd_perf_query raised %s", name, query_id, exc)
 
     def poll(self, min_seconds: float = 0.0) -> Dict[str, Tuple[float, Dict[str, Any]]]:
-        """Query name -> (seconds the counts cover, the mgr's answer) for each registered query last asked
-        at least min_seconds ago (the others are left to count on); an id the mgr no longer knows is dropped
-        (registered again at the next sync)."""
+        """Query name -> (seconds the counts cover, the mgr's answer) for every registered query, once the
+        longest-counting of them was last asked at least min_seconds ago (else {}: they count on). All are
+        asked on the same pass, so a query added later (a changed limit, one lost and added again) keeps in
+        step with the others, its first window the shorter. An id the mgr no longer knows (None) is dropped
+        and registered again at the next sync; one whose call raised is kept and asked again next time."""
         out: Dict[str, Tuple[float, Dict[str, Any]]] = {}
         with self._lock:
-            for name, query_id in sorted(self._ids.items()):
-                if name == TOMBSTONE or self._clock() - self._since[name] < min_seconds:  # nothing / too soon
-                    continue
+            counting = {name: query_id for name, query_id in self._ids.items() if name != TOMBSTONE}
+            if not counting or max(self._clock() - self._since[name] for name in counting) < min_seconds:
+                return out
+            for name, query_id in sorted(counting.items()):
                 try:
                     answer: Optional[Dict[str, Any]] = self._mgr.get_osd_perf_counters(query_id)
-                except Exception as exc:
-                    self._log.warning("perf query %s (id %d): get_osd_perf_counters raised %s", name, query_id, exc)
-                    answer = None
+                except Exception as exc:  # the id stays ours: forgetting it would leave it on the mgr for good
+                    self._error(name, REASON_UNANSWERED)(
+                        "perf query %s (id %d): get_osd_perf_counters raised %s", name, query_id, exc
+                    )
+                    continue
                 now = self._clock()
                 if answer is None:
                     self._error(name, REASON_LOST)(

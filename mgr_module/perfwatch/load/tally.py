@@ -6,6 +6,7 @@ pair per counter in the query's order: [value, 0] for ops and bytes, [sum of OSD
 for latencies; the sums of every OSD report since the previous get, which the get resets.
 """
 
+import re
 from typing import Any, Callable, Dict, Iterable, List, NamedTuple, Optional, Tuple
 
 from .queries import COUNTERS
@@ -42,7 +43,10 @@ _INDEX = {name: i for i, name in enumerate(COUNTERS)}
 
 def _counts(pairs: List[Any]) -> Counts:
     def first(name: str) -> float:
-        return float(pairs[_INDEX[name]][0])
+        value = float(pairs[_INDEX[name]][0])
+        if not 0 <= value < float("inf"):  # negative, NaN or infinite: not a count
+            raise ValueError("counter {} is {}".format(name, value))
+        return value
 
     return Counts(
         first("write_ops"),
@@ -62,6 +66,8 @@ def parse(answer: Optional[Dict[str, Any]]) -> Dict[Tuple[str, ...], Counts]:
     out: Dict[Tuple[str, ...], Counts] = {}
     for entry in (answer or {}).get("counters") or []:
         try:
+            if not all(isinstance(groups, list) for groups in entry["k"]):  # ["17"] is not [["17"]]
+                continue
             key = tuple(str(groups[0]) for groups in entry["k"])
             counts = _counts(entry["c"])
         except (KeyError, IndexError, TypeError, ValueError):
@@ -83,6 +89,14 @@ class Window(NamedTuple):
 EMPTY = Window(1.0, {}, 1.0, {}, 0)
 
 
+_ID = re.compile(r"^(0|[1-9][0-9]{0,9})$")  # ASCII digits only (str.isdigit takes "²"), no leading zero
+_CLIENT = re.compile(r"^client[.][0-9]{1,20}$")
+
+
+def _is_id(text: str) -> bool:
+    return bool(_ID.match(text))
+
+
 def window(
     seconds: float,
     pools: Dict[Tuple[str, ...], Counts],
@@ -93,11 +107,11 @@ def window(
     """A Window from parse()d answers: pool and OSD ids as integers (keys that are not are skipped)."""
     by_pool: Dict[Tuple[int, int], Counts] = {}
     for key, counts in pools.items():
-        if len(key) == 2 and key[0].isdigit() and key[1].isdigit():
+        if len(key) == 2 and _is_id(key[0]) and _is_id(key[1]):
             by_pool[(int(key[0]), int(key[1]))] = counts
     by_client: Dict[Tuple[str, int, int], Counts] = {}
     for key, counts in clients.items():
-        if len(key) == 3 and key[1].isdigit() and key[2].isdigit():
+        if len(key) == 3 and _CLIENT.match(key[0]) and _is_id(key[1]) and _is_id(key[2]):
             by_client[(key[0], int(key[1]), int(key[2]))] = counts
     return Window(max(seconds, 1e-3), by_pool, max(client_seconds, 1e-3), by_client, client_limit)
 
