@@ -5,7 +5,9 @@ sum over such a many-to-many map.
 
 The module exports per OSD its total client ops and those of its busiest pools and clients
 (load_top_per_osd each); a share is those ops over the total, read and write together. A host's share sums
-its OSDs' (as primary: the OSD that serves a client op is the one that counts it). The pools and clients
+its OSDs' (as primary: the OSD that serves a client op is the one that counts it). The module exports
+ops by read and write only, so an op that both reads and writes (a class call, an RBD object-map update)
+counts twice here, in the share and in the total (`ceph perfwatch top` counts it once). The pools and clients
 outside an OSD's top are not exported, so a host's shares undercount those busy on some of its OSDs only.
 Client shares are approximate while ceph_perfwatch_load_clients_sampled_osds is above 0 (the OSDs sampled
 their clients).
@@ -15,12 +17,13 @@ from __future__ import annotations
 
 from .profiles import Profile
 from .promql import Rule, by, rule, sel
+from .recording_network import ONE_HOST_PER_OSD
 
 ENTITIES = ("pool", "client")
 OSD_TOTAL = "osd:ceph_perfwatch_load_ops:rate"
 ON_OSD = "on (cluster, ceph_daemon)"
-# each OSD's host (the topology group's)
-OSD_HOST = "osd:ceph_perfwatch_osd:info"
+# each OSD's host (the topology group's), one per OSD: an OSD under two hostnames would make the join fail
+OSD_HOST = ONE_HOST_PER_OSD
 
 
 def share(level: str, entity: str) -> str:
@@ -63,7 +66,7 @@ def load_rules(p: Profile, verdict: str) -> list[Rule]:
             rule(
                 f"osd:ceph_perfwatch_saturated_load_{entity}_ops:ratio",
                 f"{share('osd', entity)}\n* {ON_OSD} group_left (hostname)\n"
-                f"max by (cluster, hostname, ceph_daemon) ({verdict} == 1)",
+                f"topk by (cluster, ceph_daemon) (1, max by (cluster, hostname, ceph_daemon) ({verdict} == 1))",
             )
         )
     return out

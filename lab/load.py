@@ -69,12 +69,11 @@ def identity(conf: Path, lab_dir: Path, name: str, pool: str) -> Identity:
         raise LabError("--client admin: the lab's admin is the default client; name another")
     entity = f"client.{name}"
     caps = ("mon", "profile rbd", "osd", f"profile rbd pool={pool}")
-    try:
+    try:  # an identity that exists with other caps (bootstrap-osd, one for another pool) is refused, not changed
         cephcli.run(conf, "auth", "get-or-create", entity, *caps, as_json=False)
-        cephcli.run(conf, "auth", "caps", entity, *caps, as_json=False)
         key = cephcli.run(conf, "auth", "get-key", entity, as_json=False).strip()
     except cephcli.CephCommandError as exc:
-        raise LabError(f"could not make {entity}: {exc}") from exc
+        raise LabError(f"could not make {entity} with RBD caps on pool {pool} (a name in use?): {exc}") from exc
     keyring = lab_dir / f"keyring.{name}"
     keyring.write_text(f"[{entity}]\n\tkey = {key}\n")
     keyring.chmod(0o600)

@@ -48,12 +48,18 @@ class LoadCommands:
         if load is None:
             return HandleCommandResult(-errno.EAGAIN, "", "perfwatch is starting on this mgr: try again in a moment")
         by_name = by.value if isinstance(by, LoadBy) else str(by)
+        last, names = load.snapshot()  # one window and the pool names of that window
+        note = ""
+        if not set(load.owner.registered) - {TOMBSTONE}:
+            note = "no load query registered (load_attribution is off, or refused: see the mgr log)"
+        elif last is EMPTY:
+            note = "no window yet: the queries are asked every collect_interval, after 15 s at least"
         try:
-            report: Dict[str, Any] = top.rows(load.last, load.pool_names, by_name, osd, pool)
+            if note:  # the arguments are still checked; a pool or client query cannot be judged yet
+                report: Dict[str, Any] = dict(top.rows(EMPTY, {}, by_name, osd, None, need_clients=False), pool=pool)
+                report["note"] = note
+            else:
+                report = top.rows(last, names, by_name, osd, pool)
         except top.TopError as exc:
             return HandleCommandResult(-errno.EINVAL, "", str(exc))
-        if not set(load.owner.registered) - {TOMBSTONE}:
-            report["note"] = "no load query registered (load_attribution is off, or refused: see the mgr log)"
-        elif load.last is EMPTY:
-            report["note"] = "no window yet: the queries are asked every collect_interval, after 15 s at least"
         return HandleCommandResult(stdout=render(report, format, top.render_plain))

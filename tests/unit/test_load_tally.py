@@ -186,3 +186,17 @@ def test_a_hostile_entry_is_skipped_and_the_others_still_count(what: str, entry:
     good = {"k": [["2"], ["1"]], "c": pairs(5, 0)}
     win = tally.window(10.0, tally.parse({"counters": [entry, good]}), 10.0, {}, 0)
     assert win.pools == {(2, 1): tally.parse({"counters": [good]})[("2", "1")]}, what
+
+
+def test_top_shows_a_pool_name_with_control_characters_escaped() -> None:
+    names = {**NAMES, 2: "evil\n\x1b[31mred"}
+    text = top.render_plain(top.rows(window(), names, "pool"))
+    assert "\x1b" not in text and "evil\\n\\x1b[31mred"[:24] in text
+    assert len(text.splitlines()) == 2 + 3, "one line per row"
+
+
+def test_top_before_any_window_checks_its_arguments_but_judges_no_pool_or_client_yet() -> None:
+    quiet = top.rows(tally.EMPTY, {}, "client", None, None, need_clients=False)
+    assert quiet["rows"] == []
+    with pytest.raises(top.TopError, match="0 or more"):
+        top.rows(tally.EMPTY, {}, "pool", -1, None, need_clients=False)

@@ -3,7 +3,7 @@ since the last pass, then register or remove queries as the options now want; ke
 samples for the collector and the `top` command."""
 
 import threading
-from typing import Any, Callable, Dict, List
+from typing import Any, Callable, Dict, List, Tuple
 
 from ..metrics_model import Sample
 from . import metrics, queries
@@ -30,6 +30,11 @@ class LoadAttribution:
     def last(self) -> Window:
         with self._lock:
             return self._last
+
+    def snapshot(self) -> Tuple[Window, Dict[int, str]]:
+        """The last window and the pool names taken with it, together."""
+        with self._lock:
+            return self._last, dict(self._names)
 
     @property
     def pool_names(self) -> Dict[int, str]:

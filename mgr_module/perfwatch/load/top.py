@@ -15,10 +15,16 @@ class TopError(ValueError):
 
 
 def rows(
-    win: Window, names: Dict[int, str], by: str, osd: Optional[int] = None, pool: Optional[str] = None
+    win: Window,
+    names: Dict[int, str],
+    by: str,
+    osd: Optional[int] = None,
+    pool: Optional[str] = None,
+    need_clients: bool = True,
 ) -> Dict[str, Any]:
     """{"window_seconds", "by", "osd", "pool", "sampled", "rows": [...]}: the busiest pools or clients,
-    ops and bytes per second and mean OSD-side latency by read/write, and each one's share of the ops."""
+    ops and bytes per second and mean OSD-side latency by read/write, and each one's share of the ops.
+    need_clients: --by client without a client query is an error (False: no rows, as for no window)."""
     if by not in BY:
         raise TopError("--by {!r}: accepted: {}".format(by, " or ".join(BY)))
     if osd is not None and osd < 0:
@@ -38,7 +44,7 @@ def rows(
         per = group(chosen, lambda k: names.get(k[0], "pool {}".format(k[0])))
         seconds = win.seconds
     else:
-        if win.client_limit <= 0:
+        if win.client_limit <= 0 and need_clients:
             raise TopError("no client query: load_client_sample is 0 (or load_attribution is off)")
         chosen_c = {
             k: c
@@ -83,7 +89,7 @@ def render_plain(report: Dict[str, Any]) -> str:
     for r in report["rows"]:
         lines.append(
             "  {:<24} {:>6.1f} {:>10.1f} {:>10.1f} {:>11.2f} {:>11.2f} {:>9} {:>9}".format(
-                r["name"][:24],
+                _printable(r["name"])[:24],
                 100 * r["ops_share"],
                 r["read_ops"],
                 r["write_ops"],
@@ -94,6 +100,11 @@ def render_plain(report: Dict[str, Any]) -> str:
             )
         )
     return "\n".join(lines) + "\n"
+
+
+def _printable(name: str) -> str:
+    """A pool name as the table shows it: control characters (a newline, a terminal escape) escaped."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in name)
 
 
 def _ms(value: Optional[float]) -> str:
