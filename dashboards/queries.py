@@ -83,6 +83,20 @@ CONDITIONAL_PANELS: tuple[Conditional, ...] = (
         "S3 PUT and LIST latency",
         "only with mgr/perfwatch/rgw_s3_endpoint and the probe user's keys set, after an rgw probe",
     ),
+    # the Bottlenecks dashboard's "whose load" tables of the saturated OSDs (the per-host ones have data
+    # whenever load_attribution is on and clients write)
+    Conditional(
+        "perfwatch-bottlenecks",
+        "Pools on saturated OSDs",
+        "only while a saturation verdict names an OSD and load_attribution is on (the CPU saturation test's alert "
+        "quotes these shares)",
+    ),
+    Conditional(
+        "perfwatch-bottlenecks",
+        "Clients on saturated OSDs",
+        "only while a saturation verdict names an OSD and load_attribution is on (the CPU saturation test's alert "
+        "quotes these shares)",
+    ),
 )
 
 
