@@ -61,7 +61,7 @@ lint: deps
 	MYPYPATH=/usr/share/ceph/mgr $(VENV)/bin/mypy --ignore-missing-imports --follow-imports=silent mgr_module/perfwatch
 	$(VENV)/bin/vermin -t=3.6- --violations --no-tips --eval-annotations exporters/perfwatch_host_exporter
 	MYPYPATH=mgr_module $(VENV)/bin/mypy --ignore-missing-imports --follow-imports=silent exporters
-	$(VENV)/bin/mypy --ignore-missing-imports lab bench alerts dashboards
+	$(VENV)/bin/mypy --ignore-missing-imports lab bench alerts dashboards docs
 	$(VENV)/bin/mypy --ignore-missing-imports packaging/build_image.py packaging/build-debs packaging/exporter_tree.py
 
 unit: deps
