@@ -5,8 +5,9 @@ lab's shared two cores or its tiny loop devices need it, other numbers, so that 
 minutes). They differ only in numbers and durations: tests/unit/test_alert_rules.py checks that every
 field that is not a number or a duration is the same in both.
 
-Figures cited: FIELD_NOTES ("Deciding which resource saturates"), the published Ceph test campaigns
-behind it, node-mixin, kubernetes-mixin and ceph-mixin defaults.
+Figures cited: the published Ceph test campaigns that alerts/runbook.md describes (5-node all-NVMe
+clusters with RocksDB/WAL on Optane, 6-node HDD clusters with NVMe bucket indexes), node-mixin,
+kubernetes-mixin and ceph-mixin defaults.
 """
 
 from __future__ import annotations
@@ -90,9 +91,10 @@ class Profile:
     # - ssd (SATA/SAS): unloaded 4 KiB I/O takes 0.05-0.2 ms; 10 ms is 50 or more service times queued
     #   (a SATA SSD at its IOPS limit with 32 in flight waits a few ms at most).
     media_await_ssd_seconds: float = 0.01
-    # - nvme: unloaded service time is tens to hundreds of microseconds (FIELD_NOTES, "The hardware of the
-    #   campaigns"); 2 ms is tens of service times queued, or a 1 MiB stream at its bandwidth limit (about
-    #   0.4 ms per MiB at 2.5 GB/s, 4+ deep) -- the campaigns' 1 MiB random writes, media-bound.
+    # - nvme: unloaded service time is tens to hundreds of microseconds (the campaigns' NVMe data devices
+    #   and their Optane DB/WAL device); 2 ms is tens of service times queued, or a 1 MiB stream at its
+    #   bandwidth limit (about 0.4 ms per MiB at 2.5 GB/s, 4+ deep) -- the campaigns' 1 MiB random writes,
+    #   media-bound.
     media_await_nvme_seconds: float = 0.002
     # The BlueStore kv commit (RocksDB synchronous submit) latency, mean over the window, of the OSDs whose
     # RocksDB WAL is on the device (its block.wal, else block.db, else block), for the device's kind. Slow
@@ -119,7 +121,7 @@ class Profile:
     # uninterruptible sleep, so a host whose disks are saturated (many OSD threads waiting on I/O) looked
     # out of CPU beside the media verdict.
     host_runnable_per_core: float = 1.5
-    # FIELD_NOTES: ODF's OSDHighCPULoad and node-mixin's NodeCPUHighUsage both wait 15 m.
+    # OpenShift Data Foundation's OSDHighCPULoad and node-mixin's NodeCPUHighUsage both wait 15 m.
     cpu_for: str = "15m"
 
     # ----- network: a NIC at its capacity (tc shaping rate, else link speed) --------------------------

@@ -87,7 +87,7 @@ ROOK_OTHER_PODS = [
     {"app": "rook-ceph-exporter", "rook_cluster": NAMESPACE, "ceph_daemon_id": "exporter", "node_name": "n1"},
     {"app": "rook-ceph-operator"},
 ]
-# Rook's own ServiceMonitor selects Services by these labels (deploy/examples/monitoring/service-monitor.yaml),
+# Rook's own ServiceMonitor selects Services by these labels (Rook's deploy/examples/monitoring/service-monitor.yaml),
 # and Rook rewrites the selector of every Service labelled app=rook-ceph-mgr (mgr.go updateServiceSelectors).
 ROOK_MGR_SERVICEMONITOR_SELECTOR = {"app": "rook-ceph-mgr", "rook_cluster": NAMESPACE}
 # Where Rook puts the daemons' admin sockets on the host: controller.DaemonVolumesBase mounts hostPath

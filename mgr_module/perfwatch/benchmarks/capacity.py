@@ -1,7 +1,8 @@
 """How much a benchmark may write, from the free space of the OSDs and pools it touches. Pure.
 
-The rule (DESIGN.md, "Never harm the cluster"): what a run writes to an OSD is at most OSD_SHARE of
-that OSD's free bytes, and never brings the OSD past (nearfull_ratio - NEARFULL_MARGIN) of its size.
+The rule, so that a benchmark never harms the cluster or its data: what a run writes to an OSD is at
+most OSD_SHARE of that OSD's free bytes, and never brings the OSD past (nearfull_ratio - NEARFULL_MARGIN)
+of its size.
 A request that asks for more is refused with CapacityError (a ValueError: EINVAL at `bench run`),
 naming the OSD, its free bytes and the limit; a size the user did not ask for is cut to the budget.
 
