@@ -31,13 +31,14 @@ from synthetic_module import filled_board, osd_addresses  # noqa: E402
 
 from lab import cephcli  # noqa: E402
 from lab.cluster import Lab  # noqa: E402
-from perfwatch import counters, exposition  # noqa: E402
 from perfwatch.adapter import CephAdapter  # noqa: E402
 from perfwatch.benchmarks.results import Measurement  # noqa: E402
 from perfwatch.collector import Collector, Settings  # noqa: E402
+from perfwatch.core import exposition  # noqa: E402
+from perfwatch.core.server import HttpServer  # noqa: E402
+from perfwatch.daemon_counters import counters  # noqa: E402
 from perfwatch.metric_families import MODULE_REGISTRY  # noqa: E402
 from perfwatch.osd_networks import OsdNetwork  # noqa: E402
-from perfwatch.server import HttpServer  # noqa: E402
 from perfwatch.web import active_app  # noqa: E402
 
 FIXTURES = REPO / "tests" / "fixtures"

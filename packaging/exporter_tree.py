@@ -11,6 +11,7 @@ exporter's, and are not followed.
     packaging/exporter_tree.py            # print the files
     packaging/exporter_tree.py --write    # regenerate the .install lines and the Containerfile's COPY lines
     packaging/exporter_tree.py --check    # exit 1 when either is stale
+    packaging/exporter_tree.py --why      # each file and the modules that import it
 """
 
 from __future__ import annotations
@@ -61,24 +62,50 @@ def _imports(path: Path, name: str) -> set[str]:
     return found
 
 
-def module_files() -> list[str]:
-    """Repository paths of the perfwatch modules the exporter imports, with their packages' __init__.py."""
+def importers() -> dict[str, set[str]]:
+    """Each perfwatch module the exporter imports (repository path) -> the modules that import it: the
+    exporter's own or others of the tree. The packages holding them come too (importing a module runs its
+    packages' __init__.py), with no importer of their own unless one names the package itself."""
     pending = [
-        name
+        (name, "perfwatch_host_exporter." + path.stem)
         for path in sorted((REPO / EXPORTER).glob("*.py"))
         for name in _imports(path, "perfwatch_host_exporter." + path.stem)
         if name == "perfwatch" or name.startswith("perfwatch.")
     ]
     seen: dict[str, Path] = {}
+    by: dict[str, set[str]] = {}
     while pending:
-        parts = pending.pop().split(".")
-        for depth in range(1, len(parts) + 1):
-            name = ".".join(parts[:depth])
-            path = _module_file(name)
-            if path is not None and name not in seen:
+        wanted, importer = pending.pop()
+        parts = wanted.split(".")
+        modules = [
+            (name, path)
+            for name, path in (
+                (".".join(parts[:depth]), _module_file(".".join(parts[:depth]))) for depth in range(1, len(parts) + 1)
+            )
+            if path is not None
+        ]
+        for index, (name, path) in enumerate(modules):
+            named = by.setdefault(str(path.relative_to(REPO)), set())
+            if index == len(modules) - 1 and name != importer:  # the module the import names, not a package above it
+                named.add(importer)
+            if name not in seen:
                 seen[name] = path
-                pending.extend(n for n in _imports(path, name) if n.startswith("perfwatch"))
-    return sorted(str(path.relative_to(REPO)) for path in seen.values())
+                pending.extend((n, name) for n in _imports(path, name) if n.startswith("perfwatch"))
+    return by
+
+
+def module_files() -> list[str]:
+    """Repository paths of the perfwatch modules the exporter imports, with their packages' __init__.py."""
+    return sorted(importers())
+
+
+def why() -> list[str]:
+    """One line per file of the tree: who imports it (the import direction: the exporter and the daemon
+    counters import the core; the core imports only itself)."""
+    return [
+        f"{path}  <- {', '.join(sorted(names)) if names else '(a package of the modules below it)'}"
+        for path, names in sorted(importers().items())
+    ]
 
 
 def _by_folder() -> dict[str, list[str]]:
@@ -117,7 +144,11 @@ def main(argv: list[str] | None = None) -> int:
     what = parser.add_mutually_exclusive_group()
     what.add_argument("--write", action="store_true", help="regenerate the .install and Containerfile blocks")
     what.add_argument("--check", action="store_true", help="exit 1 when either is stale")
+    what.add_argument("--why", action="store_true", help="print each file and the modules that import it")
     args = parser.parse_args(argv)
+    if args.why:
+        print("\n".join(why()))
+        return 0
     if not (args.write or args.check):
         print("\n".join(module_files()))
         return 0

@@ -8,9 +8,9 @@ import gzip
 import html
 from typing import Callable, Dict, Tuple
 
-from perfwatch.exposition import CONTENT_TYPE, render
-from perfwatch.metrics_model import Sample
-from perfwatch.server.responses import App, Response
+from perfwatch.core.exposition import CONTENT_TYPE, render
+from perfwatch.core.metrics_model import Sample
+from perfwatch.core.server.responses import App, Response
 from perfwatch.version import __version__
 
 from . import families as f

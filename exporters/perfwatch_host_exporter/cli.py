@@ -1,4 +1,4 @@
-"""Command line: options, logging, the HTTP server (the module's perfwatch.server), clean shutdown."""
+"""Command line: options, logging, the HTTP server (the module's perfwatch.core.server), clean shutdown."""
 
 import argparse
 import ipaddress
@@ -10,8 +10,8 @@ import sys
 import threading
 from typing import Any, Dict, List, NoReturn, Optional
 
-from perfwatch.server import HttpServer
-from perfwatch.server.security import Security
+from perfwatch.core.server import HttpServer
+from perfwatch.core.server.security import Security
 from perfwatch.version import __version__
 
 from . import fsid, network, nic_map, trust

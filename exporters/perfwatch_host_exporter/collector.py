@@ -8,8 +8,8 @@ import threading
 import time
 from typing import Callable, Dict, List, NamedTuple, Optional, Set, Tuple
 
-from perfwatch.exposition import render
-from perfwatch.metrics_model import Labels, Sample
+from perfwatch.core.exposition import render
+from perfwatch.core.metrics_model import Labels, Sample
 
 from . import asok, daemon_counters, network, nic_map, rgw, trust
 from . import families as f

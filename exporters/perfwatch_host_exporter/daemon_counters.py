@@ -3,8 +3,8 @@ sockets of this host's own OSDs instead: for large clusters, where no single pro
 serve the whole cluster (`--daemon-counters`, with the module's `daemon_counters_source` set to
 `exporters`).
 
-The families are the module's own (perfwatch.metric_families), read with the module's table
-(perfwatch.counters), declared into the exporter's registry with the labels every exporter series has
+The families are the module's own (perfwatch.daemon_counters.families), read with the module's table
+(perfwatch.daemon_counters.counters), declared into the exporter's registry with the labels every exporter series has
 besides ceph_daemon: cluster (the fsid) and hostname. The rules aggregate them by (cluster, ceph_daemon),
 so they read either source the same way. Pure but for `ask`, which the collector passes in.
 """
@@ -12,10 +12,10 @@ so they read either source the same way. Pure but for `ask`, which the collector
 import socket
 from typing import Any, Callable, Dict, List, Tuple
 
-from perfwatch import counters
-from perfwatch import metric_families as mf
-from perfwatch.fetch_reasons import REASON_DECODE, REASON_ERROR, REASON_TIMEOUT
-from perfwatch.metrics_model import Labels, Sample
+from perfwatch.core.metrics_model import Labels, Sample
+from perfwatch.daemon_counters import counters
+from perfwatch.daemon_counters import families as mf
+from perfwatch.daemon_counters.fetch_reasons import REASON_DECODE, REASON_ERROR, REASON_TIMEOUT
 
 from .asok import AsokTimeout
 from .families import EXPORTER_REGISTRY
@@ -31,7 +31,7 @@ FAMILIES: Tuple[str, ...] = tuple(
         | {mf.DAEMON_UP, mf.LAST_SUCCESS, mf.FETCH_ERRORS}
     )
 )
-_MODULE = {family.name: family for family in mf.MODULE_REGISTRY.families()}
+_MODULE = {family.name: family for family in mf.DAEMON_COUNTER_REGISTRY.families()}
 for _name in FAMILIES:
     _family = _MODULE[_name]
     EXPORTER_REGISTRY.declare(

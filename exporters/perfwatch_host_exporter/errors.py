@@ -7,7 +7,7 @@ Messages carry what processes call themselves: control characters are escaped, o
 import logging
 from typing import Dict, Iterable, Optional
 
-from perfwatch.server.httpwire import printable
+from perfwatch.core.server.httpwire import printable
 
 _MAX_REMEMBERED = 1000  # kinds remembered; the one seen longest ago is forgotten first
 

@@ -3,7 +3,7 @@ declared into EXPORTER_REGISTRY: the exporter's own, not the mgr module's."""
 
 from typing import Iterable, Tuple
 
-from perfwatch.metrics_model import Registry
+from perfwatch.core.metrics_model import Registry
 
 EXPORTER_REGISTRY = Registry()
 

@@ -9,27 +9,17 @@ import threading
 import time
 from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
 
-from . import counters, exposition, json_members
+from . import json_members
 from .adapter import CephAdapter, FetchError
-from .counter_rows import Row
-from .exposition import exposable
-from .fetch_reasons import REASON_DECODE, REASON_DOWN, REASON_ERROR, REASON_TIMEOUT
-from .metric_families import (
-    CACHE_AGE,
-    COLLECTIONS,
-    DAEMON_UP,
-    DURATION,
-    FETCH_ERRORS,
-    LAST_COLLECTION,
-    LAST_SUCCESS,
-    MISSING,
-    MODULE_REGISTRY,
-    OSD_NETWORK,
-    POLLED,
-    UNAVAILABLE,
-)
-from .metrics_cache import MetricsCache
-from .metrics_model import Sample
+from .core import exposition
+from .core.exposition import exposable
+from .core.metrics_cache import MetricsCache
+from .core.metrics_model import Sample
+from .daemon_counters import counters
+from .daemon_counters.counter_rows import Row
+from .daemon_counters.families import DAEMON_UP, FETCH_ERRORS, LAST_SUCCESS, MISSING, UNAVAILABLE
+from .daemon_counters.fetch_reasons import REASON_DECODE, REASON_DOWN, REASON_ERROR, REASON_TIMEOUT
+from .metric_families import CACHE_AGE, COLLECTIONS, DURATION, LAST_COLLECTION, MODULE_REGISTRY, OSD_NETWORK, POLLED
 
 
 class Settings(NamedTuple):

@@ -18,10 +18,10 @@ import logging
 from typing import Any, Callable, Dict, Optional, Tuple
 
 from . import validation
+from .core.server import HttpServer
+from .core.server.responses import App
+from .core.server.security import Security
 from .endpoint_security import Wanted
-from .server import HttpServer
-from .server.responses import App
-from .server.security import Security
 
 # ----- health check ------------------------------------------------------------------------------
 

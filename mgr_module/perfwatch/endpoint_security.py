@@ -22,10 +22,10 @@ import ssl
 import tempfile
 from typing import Callable, Dict, NamedTuple, Optional
 
-from .server.basic_auth import BasicAuth
-from .server.passwords import PasswordError
-from .server.security import FixedSecurity, Security
-from .server.tls import REQUIRE_AND_VERIFY, TlsError, TlsSettings, server_context
+from .core.server.basic_auth import BasicAuth
+from .core.server.passwords import PasswordError
+from .core.server.security import FixedSecurity, Security
+from .core.server.tls import REQUIRE_AND_VERIFY, TlsError, TlsSettings, server_context
 
 CRT, KEY, CLIENT_CA, USERS = "crt", "key", "client_ca", "basic_auth_users"
 SET_CERT = "ceph perfwatch set-ssl-certificate -i <cert.pem>"

@@ -2,7 +2,7 @@
 
 from typing import Any, Dict, List, Optional
 
-from . import counters as c
+from .daemon_counters import counters as c
 
 COLUMNS = (
     ("daemon", "OSD"),

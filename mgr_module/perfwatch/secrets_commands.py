@@ -8,8 +8,8 @@ import json
 import re
 from typing import Callable, Dict, Optional, Tuple
 
+from .core.server.passwords import hash_pbkdf2
 from .endpoint_security import CLIENT_CA, CRT, USERS, check_pem, parse_users
-from .server.passwords import hash_pbkdf2
 
 Get = Callable[[str], Optional[str]]
 Set = Callable[[str, Optional[str]], None]  # None removes the key
@@ -38,6 +38,13 @@ def set_pem(store_set: Set, which: str, mgr_id: Optional[str], inbuf: Optional[s
     assert text is not None
     if mgr_id is not None and not _MGR_ID.fullmatch(mgr_id):
         return -errno.EINVAL, "", "not a mgr id: {!r}".format(mgr_id)
+    if mgr_id is not None and mgr_id.startswith("mgr."):
+        # a mgr reads mgr/perfwatch/<its id>/..., and its id has no "mgr.": stored so, no mgr would ever use it
+        return (
+            -errno.EINVAL,
+            "",
+            "give the mgr's id without 'mgr.' (as `ceph mgr stat` shows it): {}".format(mgr_id[len("mgr.") :]),
+        )
     problem = check_pem(text, what)
     if problem is not None:
         return -errno.EINVAL, "", problem

@@ -6,9 +6,9 @@ from typing import Any, List, Optional, Tuple
 from mgr_module import MgrStandbyModule, Option
 
 from . import config, endpoint_security, mgr_logging, options, validation
+from .core.server import HttpServer
+from .core.server.security import Security
 from .module import MODULE_OPTIONS
-from .server import HttpServer
-from .server.security import Security
 from .web import standby_app
 
 RECHECK = 30.0  # seconds between looks at the stored certificate, key and users

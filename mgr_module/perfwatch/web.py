@@ -5,11 +5,11 @@ import html
 import time
 from typing import Callable, Dict, Tuple
 
-from .exposition import CONTENT_TYPE, render
+from .core.exposition import CONTENT_TYPE, render
+from .core.metrics_cache import MetricsCache
+from .core.metrics_model import Sample
+from .core.server.responses import App, Response
 from .metric_families import HTTP_REFUSED, MODULE_REGISTRY
-from .metrics_cache import MetricsCache
-from .metrics_model import Sample
-from .server.responses import App, Response
 from .version import __version__
 
 _PAGE = """<!DOCTYPE html>

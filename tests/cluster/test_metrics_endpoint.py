@@ -13,7 +13,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from lab import cephcli
-from perfwatch import counters, metric_families
+from perfwatch.daemon_counters import counters, families
 
 from .labutil import LabHandle, run_lab, wait_until
 from .promutil import Prometheus
@@ -21,9 +21,7 @@ from .promutil import Prometheus
 pytestmark = pytest.mark.every_release  # what differs between Ceph releases
 
 INTERVAL = 5
-OSD_FAMILIES = sorted(
-    {spec.family for spec in counters.OSD_SPECS} | {metric_families.MEMPOOL_BYTES, metric_families.MEMPOOL_ITEMS}
-)
+OSD_FAMILIES = sorted({spec.family for spec in counters.OSD_SPECS} | {families.MEMPOOL_BYTES, families.MEMPOOL_ITEMS})
 
 
 def fetch(url: str) -> str:

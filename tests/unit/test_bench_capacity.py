@@ -265,7 +265,7 @@ def _mgr_adapter(monkeypatch: pytest.MonkeyPatch, answer: tuple[int, str, str]) 
 
 def test_an_empty_answer_is_a_clear_error_not_a_decode_error(monkeypatch: pytest.MonkeyPatch) -> None:
     from perfwatch.adapter import FetchError
-    from perfwatch.fetch_reasons import REASON_ERROR
+    from perfwatch.daemon_counters.fetch_reasons import REASON_ERROR
 
     adapter = _mgr_adapter(monkeypatch, (0, "", ""))
     with pytest.raises(FetchError) as failed:

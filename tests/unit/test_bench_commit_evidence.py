@@ -19,7 +19,7 @@ from perfwatch.benchmarks.commit_evidence import (
 from perfwatch.benchmarks.planning import OsdInfo
 from perfwatch.benchmarks.probe_coverage import ProbeCoverage
 from perfwatch.benchmarks.rados_latency import RadosLatency
-from perfwatch.fetch_reasons import REASON_BUSY, REASON_ERROR
+from perfwatch.daemon_counters.fetch_reasons import REASON_BUSY, REASON_ERROR
 
 
 def test_the_window_is_the_mean_of_the_commits_in_between() -> None:

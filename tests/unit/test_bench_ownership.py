@@ -11,7 +11,7 @@ from perfwatch.adapter import FetchError
 from perfwatch.benchmarks import records_scratch, rgw_index, scratch
 from perfwatch.benchmarks.base import BenchError
 from perfwatch.benchmarks.store import BenchStore
-from perfwatch.fetch_reasons import REASON_ERROR
+from perfwatch.daemon_counters.fetch_reasons import REASON_ERROR
 
 from .test_bench_store import KV
 

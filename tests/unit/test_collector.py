@@ -9,7 +9,7 @@ from perfwatch.benchmarks.results import Measurement
 from perfwatch.benchmarks.run import Run
 from perfwatch.benchmarks.store import BenchStore
 from perfwatch.collector import Collector, Settings, unavailable_report
-from perfwatch.fetch_reasons import REASONS
+from perfwatch.daemon_counters.fetch_reasons import REASONS
 
 from .fakes import FakeAdapter
 from .test_bench_store import KV, Log

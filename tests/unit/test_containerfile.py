@@ -72,12 +72,15 @@ def test_the_images_state_licence_source_and_revision() -> None:
 
 def test_the_exporters_tree_is_generated_and_fresh() -> None:
     """debian/perfwatch-host-exporter.install and the Containerfile list what packaging/exporter_tree.py
-    finds the exporter imports: nothing of the mgr module's own (module.py, benchmarks/, collector.py)."""
+    finds the exporter imports: the shared core, the daemon counters (--daemon-counters) and the version,
+    nothing of the mgr module's own (module.py, benchmarks/, collector.py, metric_families.py)."""
     tree = packaging_tool("exporter_tree")
     assert tree.main(["--check"]) == 0, "stale: run packaging/exporter_tree.py --write"
     files = tree.module_files()
-    assert "mgr_module/perfwatch/server/httpserver.py" in files and "mgr_module/perfwatch/exposition.py" in files
-    assert not [f for f in files if "benchmarks" in f or f.endswith(("module.py", "collector.py", "web.py"))]
+    assert {"mgr_module/perfwatch/core/server/httpserver.py", "mgr_module/perfwatch/core/exposition.py"} <= set(files)
+    shared = ("mgr_module/perfwatch/core/", "mgr_module/perfwatch/daemon_counters/")
+    package = ("mgr_module/perfwatch/__init__.py", "mgr_module/perfwatch/version.py")
+    assert [f for f in files if not f.startswith(shared) and f not in package] == []
 
 
 @pytest.mark.parametrize(

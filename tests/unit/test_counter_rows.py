@@ -8,11 +8,12 @@ from typing import Any
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from perfwatch import counters, exposition
-from perfwatch.counter_rows import Layout
-from perfwatch.exposition import exposable
+from perfwatch.core import exposition
+from perfwatch.core.exposition import exposable
+from perfwatch.core.metrics_model import Registry, Sample
+from perfwatch.daemon_counters import counters
+from perfwatch.daemon_counters.counter_rows import Layout
 from perfwatch.metric_families import MODULE_REGISTRY
-from perfwatch.metrics_model import Registry, Sample
 
 from .fakes import MEMPOOLS, PERF_DUMP
 

@@ -2,8 +2,9 @@ import copy
 
 import pytest
 
-from perfwatch import counters as c
-from perfwatch.metric_families import MEMPOOL_ITEMS, MODULE_REGISTRY
+from perfwatch.daemon_counters import counters as c
+from perfwatch.daemon_counters.families import MEMPOOL_ITEMS
+from perfwatch.metric_families import MODULE_REGISTRY
 
 from .fakes import MEMPOOLS, PERF_DUMP
 

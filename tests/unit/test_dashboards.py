@@ -24,7 +24,7 @@ from perfwatch_host_exporter import daemon_counters
 from alerts import alerting, validate
 from alerts.profiles import PRODUCTION
 from dashboards import common, generate, queries
-from perfwatch import counters
+from perfwatch.daemon_counters import counters
 from perfwatch.metric_families import MODULE_REGISTRY
 
 REPO = Path(__file__).resolve().parents[2]

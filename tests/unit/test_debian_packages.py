@@ -218,7 +218,7 @@ def test_the_mgr_package_holds_every_module_file_under_usr_share_ceph_mgr_and_no
         for path in git_files("mgr_module/perfwatch", untracked=build.untracked)
         if path.endswith(".py") and (REPO / path).is_file()
     ]
-    assert {"__init__.py", "module.py", "benchmarks/__init__.py", "server/__init__.py"} <= set(module)
+    assert {"__init__.py", "module.py", "benchmarks/__init__.py", "core/server/__init__.py"} <= set(module)
     shipped = files(deb)
     assert {path.removeprefix(MGR_DIR) for path in shipped if path.startswith(MGR_DIR)} == set(module)
     others = {path for path in shipped if not path.startswith(MGR_DIR)}
@@ -243,8 +243,8 @@ def test_the_exporter_package_holds_launcher_unit_defaults_man_page_and_the_priv
     } | {path.removeprefix("mgr_module/") for path in packaging_tool("exporter_tree").module_files()}
     assert {
         "perfwatch_host_exporter/__main__.py",
-        "perfwatch/exposition.py",
-        "perfwatch/server/__init__.py",
+        "perfwatch/core/exposition.py",
+        "perfwatch/core/server/__init__.py",
     } <= expected
     assert private == expected, "the exporter and the modules it imports, nothing of the mgr module's own"
     assert "perfwatch/module.py" not in private
@@ -322,8 +322,8 @@ def test_the_private_tree_alone_runs_the_exporter(build: Build, tmp_path: Path) 
         [
             python,
             "-c",
-            "import perfwatch, perfwatch.server, perfwatch_host_exporter.cli as cli; "
-            "print(perfwatch.__file__, perfwatch.server.__file__, cli.__file__)",
+            "import perfwatch, perfwatch.core.server, perfwatch_host_exporter.cli as cli; "
+            "print(perfwatch.__file__, perfwatch.core.server.__file__, cli.__file__)",
         ],
         cwd=tmp_path,
         env=env,

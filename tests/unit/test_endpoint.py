@@ -17,12 +17,12 @@ from typing import Any, ClassVar
 import pytest
 
 from perfwatch import endpoint
+from perfwatch.core.server import Response
+from perfwatch.core.server import passwords as pw
+from perfwatch.core.server.basic_auth import BasicAuth
+from perfwatch.core.server.security import FixedSecurity, Security
 from perfwatch.endpoint import ENDPOINT, Endpoint
 from perfwatch.endpoint_security import Wanted
-from perfwatch.server import Response
-from perfwatch.server import passwords as pw
-from perfwatch.server.basic_auth import BasicAuth
-from perfwatch.server.security import FixedSecurity, Security
 
 UNBINDABLE = "192.0.2.1"
 

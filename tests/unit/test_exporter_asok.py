@@ -14,7 +14,7 @@ import pytest
 from perfwatch_host_exporter import asok
 from perfwatch_host_exporter.identity import identify
 
-from perfwatch.counters import PERF_DUMP
+from perfwatch.daemon_counters.counters import PERF_DUMP
 
 
 @contextmanager

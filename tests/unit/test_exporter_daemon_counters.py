@@ -11,7 +11,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from perfwatch.collector import Collector as ModuleCollector
 from perfwatch.collector import Settings as ModuleSettings
-from perfwatch.exposition import PREFIX
+from perfwatch.core.exposition import PREFIX
 
 from .fakes import FakeAdapter
 from .test_exporter_collector import FSID, build, collector

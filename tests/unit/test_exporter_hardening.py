@@ -19,11 +19,18 @@ from perfwatch_host_exporter.discovery import Scanner
 from perfwatch_host_exporter.errors import ErrorCounter
 from perfwatch_host_exporter.fsroot import StatResult
 
-from perfwatch.metrics_model import Sample
-from perfwatch.server import Response, encode
-from perfwatch.server import passwords as pw
-from perfwatch.server.basic_auth import AUTH_FAILED, AUTH_THROTTLED, FAILURES, THROTTLE_SECONDS, BasicAuth, status_of
-from perfwatch.server.handshake import not_allowed
+from perfwatch.core.metrics_model import Sample
+from perfwatch.core.server import Response, encode
+from perfwatch.core.server import passwords as pw
+from perfwatch.core.server.basic_auth import (
+    AUTH_FAILED,
+    AUTH_THROTTLED,
+    FAILURES,
+    THROTTLE_SECONDS,
+    BasicAuth,
+    status_of,
+)
+from perfwatch.core.server.handshake import not_allowed
 
 from .fixtures_exporter.fakehost import FakeHost
 

@@ -21,9 +21,9 @@ from perfwatch_host_exporter.collection_loop import CollectionLoop
 from perfwatch_host_exporter.collector import Collector, Settings
 from prometheus_client.parser import text_string_to_metric_families
 
-from perfwatch.exposition import CONTENT_TYPE
-from perfwatch.metrics_model import Sample
-from perfwatch.server import HttpServer
+from perfwatch.core.exposition import CONTENT_TYPE
+from perfwatch.core.metrics_model import Sample
+from perfwatch.core.server import HttpServer
 from perfwatch.version import __version__
 
 from .fixtures_exporter.fakehost import FakeHost

@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 from perfwatch_host_exporter.families import EXPORTER_REGISTRY
 
-from perfwatch.exposition import PREFIX
+from perfwatch.core.exposition import PREFIX
+from perfwatch.core.metrics_model import Registry
 from perfwatch.metric_families import MODULE_REGISTRY
-from perfwatch.metrics_model import Registry
 
 from .fixtures_exporter.ceph_exporter_naming import counter_family_names, emulate, exporter_labels, promethize
 

@@ -1,6 +1,6 @@
 import pytest
 
-from perfwatch.server import Limits, Response, connection_cap, encode, httpwire
+from perfwatch.core.server import Limits, Response, connection_cap, encode, httpwire
 
 
 @pytest.mark.parametrize(

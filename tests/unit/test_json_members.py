@@ -4,7 +4,8 @@ import json
 
 import pytest
 
-from perfwatch import counters, json_members
+from perfwatch import json_members
+from perfwatch.daemon_counters import counters
 
 from .fakes import PERF_DUMP
 

@@ -1,4 +1,5 @@
-"""The layout of the code: no file over MAX_LINES lines, and no import cycle among a package's modules.
+"""The layout of the code: no file over MAX_LINES lines, no import cycle among a package's modules, and
+the shared code (SHARED: the core, the daemon counters) importing nothing of the module's other parts.
 
 Imports are read with `ast` (not by importing), so those inside functions and under `if TYPE_CHECKING:`
 count too: a cycle hidden from the interpreter is still two modules that each need the other.
@@ -192,3 +193,59 @@ def test_import_graph_resolves_relative_imports(tmp_path: Path) -> None:
         "pkg.sub.d": set(),
     }
     assert find_cycles(graph) == [["pkg.a", "pkg.b", "pkg.a"]]
+
+
+# ======================================================================================================
+# ONE WAY: the code the host exporter shares imports nothing of the mgr module's other parts.
+# ======================================================================================================
+# A package of perfwatch -> the packages its modules may import from perfwatch (itself among them). The
+# core (core/: the HTTP server, the renderer, the metric model, the cache a scrape reads) serves /metrics
+# for the module and the exporter; daemon_counters/ is the collection both do of a daemon's counters and
+# uses the core. The rest of the module imports them, never the other way: so the exporter ships them
+# without the module (`python3 packaging/exporter_tree.py --why` shows who imports each of its files).
+SHARED = {
+    "perfwatch.core": ("perfwatch.core",),
+    "perfwatch.daemon_counters": ("perfwatch.daemon_counters", "perfwatch.core"),
+}
+
+
+def within(name: str, packages: tuple[str, ...]) -> bool:
+    return any(name == package or name.startswith(package + ".") for package in packages)
+
+
+def imports_out_of(graph: dict[str, set[str]], package: str, allowed: tuple[str, ...]) -> list[str]:
+    """'a -> b' for each module a of `package` that imports a module b outside `allowed`."""
+    return sorted(
+        f"{name} -> {target}"
+        for name, targets in graph.items()
+        if within(name, (package,))
+        for target in targets
+        if not within(target, allowed)
+    )
+
+
+@pytest.mark.parametrize("package", sorted(SHARED))
+def test_the_shared_code_imports_only_inward(package: str) -> None:
+    graph = import_graph(REPO / "mgr_module" / "perfwatch", "perfwatch")
+    assert any(within(name, (package,)) for name in graph), f"no module of {package}"
+    wrong = imports_out_of(graph, package, SHARED[package])
+    assert not wrong, (
+        f"{package} may import only {', '.join(SHARED[package])} of perfwatch (pass what it needs as "
+        "arguments or callables instead):\n" + "\n".join("  " + line for line in wrong)
+    )
+
+
+def test_imports_out_of_finds_an_import_back_into_the_module(tmp_path: Path) -> None:
+    pkg = tmp_path / "perfwatch"
+    (pkg / "core").mkdir(parents=True)
+    for name in ("__init__.py", "web.py", "core/__init__.py", "core/render.py", "core/server.py"):
+        (pkg / name).write_text("")
+    (pkg / "web.py").write_text("from .core import render\n")  # the module uses the core: fine
+    (pkg / "core" / "server.py").write_text("from . import render\ndef app():\n    from .. import web\n")
+    (pkg / "core" / "render.py").write_text("import perfwatch\n")
+    graph = import_graph(pkg, "perfwatch")
+    assert imports_out_of(graph, "perfwatch.core", ("perfwatch.core",)) == [
+        "perfwatch.core.render -> perfwatch",
+        "perfwatch.core.server -> perfwatch.web",
+    ]
+    assert imports_out_of(graph, "perfwatch.web", ("perfwatch.web", "perfwatch.core")) == []

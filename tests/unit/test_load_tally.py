@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from perfwatch.exposition import render
+from perfwatch.core.exposition import render
 from perfwatch.load import tally, top
 from perfwatch.load.metrics import Limits, samples, state_samples
 from perfwatch.load.queries import COUNTERS

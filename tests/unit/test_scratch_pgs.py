@@ -18,7 +18,7 @@ from perfwatch.benchmarks.probe_coverage import ProbeCoverage
 from perfwatch.benchmarks.probe_phases import ProbePhases
 from perfwatch.benchmarks.rados_latency import RadosLatency
 from perfwatch.benchmarks.scratch_pgs import changing, grow, wait_settled
-from perfwatch.fetch_reasons import REASON_ERROR
+from perfwatch.daemon_counters.fetch_reasons import REASON_ERROR
 
 
 class Log:

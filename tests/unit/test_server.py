@@ -14,9 +14,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from perfwatch import server
-from perfwatch.server import HttpServer, Limits, Response
-from perfwatch.server.connections import Connections
+from perfwatch.core import server
+from perfwatch.core.server import HttpServer, Limits, Response
+from perfwatch.core.server.connections import Connections
 
 BIG = b"x" * (32 << 20)  # more than loopback socket buffers hold: a client that never reads stalls its write
 

@@ -4,7 +4,7 @@ import time
 import urllib.request
 
 from perfwatch.collector import Collector, Settings
-from perfwatch.server import HttpServer
+from perfwatch.core.server import HttpServer
 from perfwatch.web import active_app, standby_app
 
 from .fakes import FakeAdapter

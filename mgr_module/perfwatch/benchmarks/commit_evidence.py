@@ -14,7 +14,7 @@ import threading
 import time
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
-from ..fetch_reasons import REASON_BUSY
+from ..daemon_counters.fetch_reasons import REASON_BUSY
 
 MAX_OSDS = 128  # OSDs read per probe run at most (two small requests each); the default 32 PGs of 3 hold 96
 BUDGET_SECONDS = 5.0  # all the readings of one pass: an OSD that does not answer by then gives no evidence

@@ -7,8 +7,8 @@ import threading
 from typing import Callable, Dict, Iterable, List, Optional, Tuple, Union
 
 from .. import metric_families as mf
-from ..exposition import Column, Value, as_samples, exposable
-from ..metrics_model import Labels, Sample
+from ..core.exposition import Column, Value, as_samples, exposable
+from ..core.metrics_model import Labels, Sample
 from .results import Measurement, split_key
 
 # Sub-millisecond flash up to seconds on a busy HDD.

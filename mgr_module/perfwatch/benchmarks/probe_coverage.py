@@ -11,7 +11,7 @@ import threading
 from typing import Dict, Iterable, List, Optional, Set
 
 from .. import metric_families as mf
-from ..metrics_model import Sample
+from ..core.metrics_model import Sample
 
 STATES = ("fresh", "waiting", "unreachable")  # of an up OSD: together they count every up OSD
 MIN_ROUND_SECONDS = 60.0  # a round's length in the fresh window when probes run more often, or only on command

@@ -5,8 +5,8 @@ one way: runner -> board -> metrics and health."""
 import threading
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, Union
 
-from ..exposition import Column, as_samples
-from ..metrics_model import Sample
+from ..core.exposition import Column, as_samples
+from ..core.metrics_model import Sample
 from . import records_fit, records_state
 from .kinds import KINDS
 from .metrics import ProbeHistograms, Where, result_exposition, result_where

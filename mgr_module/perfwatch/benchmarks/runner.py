@@ -5,7 +5,7 @@ lifecycle (lifecycle.py), judging (judging.py), scratch cleanup (cleanup.py), th
 import threading
 from typing import Any, Callable, Dict, List, Optional
 
-from ..metrics_model import Sample
+from ..core.metrics_model import Sample
 from . import overview, scheduling
 from .base import Benchmark
 from .cleanup import ScratchCleaner

@@ -5,7 +5,7 @@ import time
 from typing import Any, Callable, Dict, Optional, Tuple
 
 from ..adapter import FetchError
-from ..fetch_reasons import REASON_ERROR
+from ..daemon_counters.fetch_reasons import REASON_ERROR
 from .base import BenchError
 
 

@@ -5,7 +5,7 @@ samples for the collector and the `top` command."""
 import threading
 from typing import Any, Callable, Dict, List, Tuple
 
-from ..metrics_model import Sample
+from ..core.metrics_model import Sample
 from . import metrics, queries
 from .owner import QueryOwner
 from .tally import EMPTY, Window, parse, window

@@ -2,7 +2,7 @@
 
 Every entry names the logger, the counter's spellings (newest release first) and what kind of value
 it is. The names are looked up in what the live daemon returns, so a rename across releases is one
-more spelling in a tuple here. The families the samples belong to are declared in metric_families.
+more spelling in a tuple here. The families the samples belong to are declared in families.py.
 Pure: dicts in, samples out.
 
 Entries that only some releases have carry `releases` (which ones, in words): when the daemon lacks
@@ -31,8 +31,9 @@ RGW list latency (`list_obj_lat`, `list_buckets_lat`; only what the mgr holds: p
 
 from typing import Any, Dict, Iterable, List, NamedTuple, Tuple
 
+from ..core.metrics_model import Labels, Sample
 from .counter_rows import Layout, Row, mempool_samples, read_mempools
-from .metric_families import (
+from .families import (
     BUF_HIT,
     BUF_MISS,
     CACHE_BUDGET,
@@ -66,11 +67,10 @@ from .metric_families import (
     WAL_USED,
     WRITE_DELAY,
 )
-from .metrics_model import Labels, Sample
 
 
 class Spec(NamedTuple):
-    family: str  # a name declared in metric_families
+    family: str  # a name declared in families.py
     logger: str
     names: Tuple[str, ...]  # spellings across releases, newest first
     read: str  # "value" | "avg" (avgcount+sum -> summary) | "avg_sum" (only the sum) | "pri_sum"

@@ -12,9 +12,9 @@ turn, the four ways of reading a value) live once.
 
 from typing import Any, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
 
-from .exposition import EXACT_INTEGERS, Column, Value, exposable
-from .metric_families import MEMPOOL_BYTES, MEMPOOL_ITEMS
-from .metrics_model import Labels, Sample
+from ..core.exposition import EXACT_INTEGERS, Column, Value, exposable
+from ..core.metrics_model import Labels, Sample
+from .families import MEMPOOL_BYTES, MEMPOOL_ITEMS
 
 
 class Slot(NamedTuple):
