@@ -32,7 +32,7 @@ from synthetic_module import filled_board, osd_addresses  # noqa: E402
 from lab import cephcli  # noqa: E402
 from lab.cluster import Lab  # noqa: E402
 from perfwatch.adapter import CephAdapter  # noqa: E402
-from perfwatch.benchmarks.results import Measurement  # noqa: E402
+from perfwatch.benchmarks.measurement import Measurement  # noqa: E402
 from perfwatch.collector import Collector, Settings  # noqa: E402
 from perfwatch.core import exposition  # noqa: E402
 from perfwatch.core.server import HttpServer  # noqa: E402

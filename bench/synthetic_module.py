@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import logging
 
+from perfwatch.benchmarks.measurement import Measurement
+from perfwatch.benchmarks.records.store import BenchStore
 from perfwatch.benchmarks.result_board import ResultBoard
-from perfwatch.benchmarks.results import Measurement
 from perfwatch.benchmarks.run import Run
-from perfwatch.benchmarks.store import BenchStore
 from perfwatch.osd_networks import OsdNetwork
 
 LIGHT = (("rados", "write_latency", "seconds"), ("rados", "read_latency", "seconds"),

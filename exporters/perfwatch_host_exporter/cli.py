@@ -17,7 +17,7 @@ from perfwatch.version import __version__
 from . import fsid, network, nic_map, trust
 from .app import make_app
 from .collection_loop import CollectionLoop
-from .collector import Collector, Settings
+from .collector import HostCollector, HostSettings
 from .fsroot import Root
 from .webconfig import WebConfigError, WebConfigSecurity
 
@@ -195,7 +195,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     if unknown:
         sys.stderr.write("{}: error: {}\n".format(PROG, "; ".join(unknown)))
         return 2
-    settings = Settings(
+    settings = HostSettings(
         hostname=hostname,
         cluster=args.cluster,
         cluster_fsid=args.cluster_fsid,
@@ -213,7 +213,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         except WebConfigError as exc:
             sys.stderr.write("{}: error: --web.config.file {}\n".format(PROG, exc))
             return 2
-    collector = Collector(settings, tc=network.default_tc(), ip=nic_map.default_ip(), log=log)
+    collector = HostCollector(settings, tc=network.default_tc(), ip=nic_map.default_ip(), log=log)
     loop = CollectionLoop(collector.collect, hostname, args.collect_interval, log)
 
     def http_refusals() -> Dict[str, int]:

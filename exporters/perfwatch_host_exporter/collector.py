@@ -24,7 +24,7 @@ from .procfs import ProcStat
 from .sockets import DaemonSockets
 
 
-class Settings(NamedTuple):
+class HostSettings(NamedTuple):
     hostname: str
     cluster: Optional[str] = None  # only daemons of this cluster name; None: all
     cluster_fsid: Optional[str] = None  # only daemons of the cluster with this fsid (canonical form); None: all
@@ -36,10 +36,10 @@ class Settings(NamedTuple):
     daemon_counters: bool = False  # the OSDs' counters from their admin sockets (daemon_counters.py)
 
 
-class Collector:
+class HostCollector:
     def __init__(
         self,
-        settings: Settings,
+        settings: HostSettings,
         root: Optional[Root] = None,
         asok_call: asok.AsokCall = asok.call,
         tc: Optional[network.TcRunner] = None,

@@ -39,7 +39,7 @@ class CephAdapter:
     # --- what benchmarks need --------------------------------------------------------------------
 
     def osd_infos(self) -> List[Any]:
-        """benchmarks.planning.OsdInfo for every OSD: id, CRUSH host, up, device class."""
+        """benchmarks.lifecycle.planning.OsdInfo for every OSD: id, CRUSH host, up, device class."""
         raise NotImplementedError
 
     def cluster_state(self) -> Tuple[str, Dict[str, int]]:
@@ -84,7 +84,7 @@ class CephAdapter:
         raise NotImplementedError
 
     def open_io(self, pool: str, namespace: str) -> Any:
-        """A benchmarks.radosio.RadosIO on pool/namespace, with the request timeout."""
+        """A benchmarks.kinds.rados_io.RadosIO on pool/namespace, with the request timeout."""
         raise NotImplementedError
 
     def osd_op_latency(self, osd_id: int) -> Dict[str, float]:
@@ -96,6 +96,6 @@ class CephAdapter:
         raise NotImplementedError
 
     def capacity_view(self) -> Any:
-        """benchmarks.capacity.CapacityView: free space per OSD, nearfull_ratio, size, max_avail and
+        """benchmarks.lifecycle.capacity.CapacityView: free space per OSD, nearfull_ratio, size, max_avail and
         OSDs per pool, as the mgr sees them now (no request to any daemon)."""
         raise NotImplementedError

@@ -15,10 +15,10 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 from mgr_module import CommandResult, MgrModule
 
 from .adapter import CephAdapter, FetchError
-from .benchmarks.capacity import CapacityView, view_from_payloads
-from .benchmarks.commit_evidence import commit_reading
-from .benchmarks.planning import OsdInfo
-from .benchmarks.radosio import RadosIO
+from .benchmarks.kinds.commit_evidence import commit_reading
+from .benchmarks.kinds.rados_io import RadosIO
+from .benchmarks.lifecycle.capacity import CapacityView, view_from_payloads
+from .benchmarks.lifecycle.planning import OsdInfo
 from .daemon_counters import counters
 from .daemon_counters.fetch_reasons import REASON_BUSY, REASON_DECODE, REASON_ERROR, REASON_TIMEOUT
 from .mgr_pools import PoolMaps

@@ -17,11 +17,13 @@ from . import (
     secrets_commands,
     validation,
 )
-from .benchmarks import commands, health, records
+from .benchmarks import commands
+from .benchmarks.judging import health
+from .benchmarks.records.common import entry_max_for
+from .benchmarks.records.store import BenchStore
 from .benchmarks.result_board import ResultBoard
 from .benchmarks.run import Run
 from .benchmarks.runner import Runner
-from .benchmarks.store import BenchStore
 from .collector import Collector, Settings
 from .endpoint import Endpoint
 from .load_cli import LoadCommands
@@ -107,7 +109,7 @@ class Module(SecretsCommands, LoadCommands, StatusCommands, MgrModule):
             cfg.history_limit,
             cfg.baseline_window,
             self.log,
-            entry_max=records.entry_max_for(bench_adapter.store_entry_limit()),
+            entry_max=entry_max_for(bench_adapter.store_entry_limit()),
             keys=bench_adapter.store_keys,
         )
         self.board = board = ResultBoard(

@@ -5,16 +5,16 @@ Ceph checks a module option's type, min/max and enum_allowed at `ceph config set
 more (Pacific's `MgrMap::ModuleOption` carries no other constraint), so a malformed string is stored
 with rc 0. The module therefore checks each value in `config_notify`, never uses a refused one, and
 says so in the log, in `ceph perfwatch status` (`config_errors`) and in `ceph health detail`.
-The rgw_s3_endpoint URL and the addresses behind it are checked in s3_endpoint.py.
+The rgw_s3_endpoint URL and the addresses behind it are checked in s3_endpoint_check.py.
 """
 
 import re
 import unicodedata
 from typing import Any, Callable, Dict, Optional, Tuple
 
-from .benchmarks.schedule import EmptyWindowError, parse_window
+from .benchmarks.lifecycle.due import EmptyWindowError, parse_window
 from .output import shown
-from .s3_endpoint import check_s3_endpoint, parse_ip
+from .s3_endpoint_check import check_s3_endpoint, parse_ip
 
 # ----- health check ------------------------------------------------------------------------------
 
@@ -89,7 +89,7 @@ CHECKS: Dict[str, Callable[[str], Optional[str]]] = {
 # What a refused value turns off, beyond the value itself falling back to its default.
 S3_OPTIONS = ("rgw_s3_endpoint", "rgw_s3_bucket", "rgw_s3_region")
 # Must name the interval options of the kinds whose scheduled runs are heavy
-# (benchmarks.scheduling.heavy_interval_options; a test compares them).
+# (benchmarks.lifecycle.schedule.heavy_interval_options; a test compares them).
 HEAVY_INTERVAL_OPTIONS = ("osd_bench_interval", "rbd_bench_interval")
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from lab.cephcli import CephCommandError
-from perfwatch.benchmarks import records, store, versioned
+from perfwatch.benchmarks.records import common, store, versioned
 
 from .labutil import LabHandle, finished, run_lab, start_bench, wait_until
 
@@ -109,7 +109,7 @@ def test_a_scratch_pool_a_mgr_restart_left_untagged_is_tagged_by_the_next_active
     lab.ceph("osd", "pool", "create", older, "8", as_json=False)
     mark = lab.ceph("osd", "dump")["pool_max"]
     record = {name: {"pool_max": mark, "at": round(time.time(), 3)} for name in (older, interrupted)}
-    lab.ceph("config-key", "set", key, json.dumps({"version": records.VERSION, "data": record}), as_json=False)
+    lab.ceph("config-key", "set", key, json.dumps({"version": common.VERSION, "data": record}), as_json=False)
     lab.ceph("osd", "pool", "create", interrupted, "8", as_json=False)
     old_active = lab.ceph("mgr", "stat")["active_name"]
     try:

@@ -6,8 +6,8 @@ from __future__ import annotations
 import random
 import statistics
 
-from perfwatch.benchmarks.baseline import Baselines, judge
-from perfwatch.benchmarks.results import Measurement, split_key
+from perfwatch.benchmarks.judging.baseline import Baselines, judge
+from perfwatch.benchmarks.measurement import Measurement, split_key
 
 
 def by_definition(m: Measurement, baselines: Baselines, device_class: dict[int, str], min_results: int) -> float | None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import random
 
-from perfwatch.benchmarks.attribution import attribute, common_cause, is_explained
-from perfwatch.benchmarks.baseline import Verdict
+from perfwatch.benchmarks.judging.attribution import attribute, common_cause, is_explained
+from perfwatch.benchmarks.judging.baseline import Verdict
 
 
 def verdict(metric: str, osd: int, regressed: bool, kind: str = "rados") -> Verdict:
@@ -194,7 +194,7 @@ def test_a_write_not_judged_yet_does_not_count_as_fast() -> None:
 def test_an_explained_write_clears_its_regression_and_holds_its_streak() -> None:
     """A write explained as another OSD's neither raises nor forgets: a stray explanation in one run does not
     reset the count of a write that is slow on its own account."""
-    from perfwatch.benchmarks.judging import next_streaks
+    from perfwatch.benchmarks.judging.regressions import next_streaks
 
     acting = {0: [0, 1, 2], 1: [1, 2, 0], 2: [2, 0, 1]}
     run = [verdict("write_latency", o, True) for o in range(3)]

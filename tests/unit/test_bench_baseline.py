@@ -1,7 +1,7 @@
 import pytest
 
-from perfwatch.benchmarks.baseline import Baselines, judge, performance_ratio
-from perfwatch.benchmarks.results import Measurement, split_key
+from perfwatch.benchmarks.judging.baseline import Baselines, judge, performance_ratio
+from perfwatch.benchmarks.measurement import Measurement, split_key
 
 CLASSES = {0: "ssd", 1: "ssd", 2: "ssd", 3: "hdd"}
 

@@ -1,4 +1,4 @@
-"""The capacity guard's arithmetic (benchmarks/capacity.py) with the lab incident's figures (a 2 GiB
+"""The capacity guard's arithmetic (benchmarks/lifecycle/capacity.py) with the lab incident's figures (a 2 GiB
 OSD with 1.2 GiB free, nearfull 0.85), the parsing of recorded Pacific payloads, and the kinds' checks."""
 
 from __future__ import annotations
@@ -9,14 +9,14 @@ from typing import Any
 
 import pytest
 
-from perfwatch.benchmarks import capacity
-from perfwatch.benchmarks.capacity import GIB, MIB, CapacityError, CapacityView, OsdSpace, PoolSpace
-from perfwatch.benchmarks.osd_bench import OsdBench
-from perfwatch.benchmarks.planning import OsdInfo
-from perfwatch.benchmarks.qd_loop import run_at_queue_depth
-from perfwatch.benchmarks.rados_latency import RadosLatency
-from perfwatch.benchmarks.rbd_io import RbdIO
-from perfwatch.benchmarks.rgw_index import RgwIndex
+from perfwatch.benchmarks.kinds.osd import OsdBench
+from perfwatch.benchmarks.kinds.qd_loop import run_at_queue_depth
+from perfwatch.benchmarks.kinds.rados import RadosLatency
+from perfwatch.benchmarks.kinds.rbd import RbdIO
+from perfwatch.benchmarks.kinds.rgw import RgwIndex
+from perfwatch.benchmarks.lifecycle import capacity
+from perfwatch.benchmarks.lifecycle.capacity import GIB, MIB, CapacityError, CapacityView, OsdSpace, PoolSpace
+from perfwatch.benchmarks.lifecycle.planning import OsdInfo
 
 FIXTURE = json.loads((Path(__file__).resolve().parent.parent / "fixtures" / "pacific_capacity.json").read_text())
 NEARFULL = 0.85

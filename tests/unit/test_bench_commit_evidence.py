@@ -9,16 +9,16 @@ from typing import Any
 
 from perfwatch import options
 from perfwatch.adapter import FetchError
-from perfwatch.benchmarks.commit_evidence import (
+from perfwatch.benchmarks.kinds.commit_evidence import (
     MAX_OSDS,
     commit_reading,
     read_all,
     slow_committers,
     window_latency,
 )
-from perfwatch.benchmarks.planning import OsdInfo
-from perfwatch.benchmarks.probe_coverage import ProbeCoverage
-from perfwatch.benchmarks.rados_latency import RadosLatency
+from perfwatch.benchmarks.kinds.probe_coverage import ProbeCoverage
+from perfwatch.benchmarks.kinds.rados import RadosLatency
+from perfwatch.benchmarks.lifecycle.planning import OsdInfo
 from perfwatch.daemon_counters.fetch_reasons import REASON_BUSY, REASON_ERROR
 
 
@@ -180,7 +180,7 @@ class _Ctx:
 
 
 def test_the_probe_records_each_members_own_commit_latency(monkeypatch: Any) -> None:
-    monkeypatch.setattr("perfwatch.benchmarks.rados_latency.time.sleep", lambda s: None)
+    monkeypatch.setattr("perfwatch.benchmarks.kinds.rados.time.sleep", lambda s: None)
     adapter = _Adapter()
     ctx = _Ctx(adapter)
     RadosLatency()._probe(ctx, _IO(adapter), 7, 3, "perfwatch")  # type: ignore[arg-type]
@@ -192,7 +192,7 @@ def test_the_probe_records_each_members_own_commit_latency(monkeypatch: Any) -> 
 
 
 def test_an_adapter_without_the_counter_leaves_no_evidence_and_the_probe_still_measures(monkeypatch: Any) -> None:
-    monkeypatch.setattr("perfwatch.benchmarks.rados_latency.time.sleep", lambda s: None)
+    monkeypatch.setattr("perfwatch.benchmarks.kinds.rados.time.sleep", lambda s: None)
     adapter = _Adapter()
     monkeypatch.setattr(adapter, "osd_commit_latency", None)
     ctx = _Ctx(adapter)

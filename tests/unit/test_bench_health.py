@@ -1,6 +1,6 @@
-"""benchmarks/health.py: the PERFWATCH_BENCH_REGRESSION check raised from the stored regressions."""
+"""benchmarks/judging/health.py: the PERFWATCH_BENCH_REGRESSION check raised from the stored regressions."""
 
-from perfwatch.benchmarks import health
+from perfwatch.benchmarks.judging import health
 
 
 def test_no_regression_raises_nothing() -> None:

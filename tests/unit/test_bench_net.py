@@ -1,4 +1,4 @@
-from perfwatch.benchmarks.net_ping import ping_measurements
+from perfwatch.benchmarks.kinds.net import ping_measurements
 
 
 def iface(name: str, avg_1min: float) -> dict:

@@ -8,9 +8,11 @@ from typing import Any
 import pytest
 
 from perfwatch.adapter import FetchError
-from perfwatch.benchmarks import records_scratch, rgw_index, scratch
 from perfwatch.benchmarks.base import BenchError
-from perfwatch.benchmarks.store import BenchStore
+from perfwatch.benchmarks.kinds import rgw
+from perfwatch.benchmarks.lifecycle import scratch_pool
+from perfwatch.benchmarks.records import scratch as scratch_records
+from perfwatch.benchmarks.records.store import BenchStore
 from perfwatch.daemon_counters.fetch_reasons import REASON_ERROR
 
 from .test_bench_store import KV
@@ -79,7 +81,7 @@ def store(kv: KV) -> BenchStore:
 
 
 def ensure(pools: Pools, kv: KV, options: dict | None = None) -> tuple[int, int]:
-    return scratch.ensure_pool(pools, options or OPTS, store(kv), Log())
+    return scratch_pool.ensure_pool(pools, options or OPTS, store(kv), Log())
 
 
 @pytest.mark.parametrize(
@@ -93,7 +95,7 @@ def ensure(pools: Pools, kv: KV, options: dict | None = None) -> tuple[int, int]
     ],
 )
 def test_only_a_pool_tagged_perfwatch_and_used_by_nothing_else_is_ours(apps: dict, problem: str | None) -> None:
-    found = scratch.ownership_problem(".rgw.root", apps)
+    found = scratch_pool.ownership_problem(".rgw.root", apps)
     assert (found is None) if problem is None else (problem in (found or "")), found
 
 
@@ -108,7 +110,7 @@ def test_a_missing_pool_is_created_and_tagged_and_an_existing_foreign_one_refuse
 
 
 def test_a_missing_pool_with_creation_off_is_refused_saying_how_to_make_one() -> None:
-    problem = scratch.pool_problem(Pools({}), dict(OPTS, scratch_pool_create=False), {})
+    problem = scratch_pool.pool_problem(Pools({}), dict(OPTS, scratch_pool_create=False), {})
     assert problem and "ceph osd pool application enable perfwatch perfwatch" in problem
 
 
@@ -127,7 +129,7 @@ def test_a_pool_whose_creation_cannot_be_recorded_is_not_created() -> None:
         raise OSError("config-key set: EACCES")
 
     with pytest.raises(OSError, match="EACCES"):
-        scratch.ensure_pool(pools, OPTS, BenchStore(kv.get, refuse, 10, 3, Log()), Log())
+        scratch_pool.ensure_pool(pools, OPTS, BenchStore(kv.get, refuse, 10, 3, Log()), Log())
     assert pools.created == []
 
 
@@ -140,7 +142,7 @@ def test_a_pool_left_untagged_by_a_mgr_restart_is_finished_by_the_next_mgr() -> 
         ensure(pools, kv)
     assert pools.apps["perfwatch"] == {}
     pools.fail_tag = False
-    assert scratch.pool_problem(pools, OPTS, store(kv).pool_creations()) is None  # `bench run` accepts it
+    assert scratch_pool.pool_problem(pools, OPTS, store(kv).pool_creations()) is None  # `bench run` accepts it
     assert ensure(pools, kv) == (2, 32)  # the next mgr's first run
     assert pools.created == ["perfwatch"] and pools.apps["perfwatch"] == {"perfwatch": {}}
     assert store(kv).pool_creations() == {}
@@ -205,9 +207,9 @@ def test_a_creation_the_mon_refused_leaves_no_record_behind() -> None:
     ],
 )
 def test_a_broken_creation_record_keeps_only_entries_that_prove_something(data: dict, kept: dict, dropped: int) -> None:
-    cleaned = records_scratch.clean_pool_creations(data)
+    cleaned = scratch_records.clean_pool_creations(data)
     assert cleaned.value == kept and len(cleaned.dropped) == dropped
-    assert records_scratch.clean_pool_creations(["perfwatch"]).value is None
+    assert scratch_records.clean_pool_creations(["perfwatch"]).value is None
 
 
 class Io:
@@ -231,7 +233,7 @@ class Log:
 
 def test_removal_goes_on_batch_after_batch_until_no_object_of_the_prefix_is_left() -> None:
     io = Io([f"rados-1.{i}" for i in range(25)] + ["rados-2.0", "user-object"], per_list=10)
-    assert scratch.remove_objects_with_prefix(io, "rados-1.", Log()) == 25
+    assert scratch_pool.remove_objects_with_prefix(io, "rados-1.", Log()) == 25
     assert io.names == ["rados-2.0", "user-object"] and io.lists == 4
 
 
@@ -239,7 +241,7 @@ def test_removal_past_its_time_budget_keeps_the_entry_for_the_next_pass() -> Non
     io = Io([f"rados-1.{i}" for i in range(25)], per_list=10)
     ticks = iter(range(0, 1000, 200))
     with pytest.raises(BenchError, match="remain after 300 s"):
-        scratch.remove_objects_with_prefix(io, "rados-1.", Log(), budget=300, clock=lambda: float(next(ticks)))
+        scratch_pool.remove_objects_with_prefix(io, "rados-1.", Log(), budget=300, clock=lambda: float(next(ticks)))
     assert len(io.names) == 5
 
 
@@ -252,7 +254,7 @@ class FakeS3:
 
     @property
     def tagged(self) -> bool:
-        return self.tags is not None and rgw_index.has_owner_tag(self.tags)
+        return self.tags is not None and rgw.has_owner_tag(self.tags)
 
     def request(self, method: str, path: str, body: bytes = b"", query: str = "", ok: tuple = (200, 204),
                 content_type: str = "") -> tuple[int, float, bytes]:  # fmt: skip
@@ -289,13 +291,13 @@ USER_TAGS = b"<Tagging><TagSet><Tag><Key>team</Key><Value>backup</Value></Tag></
         (FakeS3(True, [], tags=USER_TAGS), "carries tags that are not perfwatch's"),
         # The review: another user's empty bucket, with a policy granting the probe's user s3:*.
         (FakeS3(True, [], owner="alice"), "belongs to user 'alice', not to the probe's user 'probe'"),
-        (FakeS3(True, [], tags=rgw_index.tagging_xml(), owner="alice"), "belongs to user 'alice'"),
+        (FakeS3(True, [], tags=rgw.tagging_xml(), owner="alice"), "belongs to user 'alice'"),
     ],
 )
 def test_a_bucket_that_is_not_the_probes_is_refused_and_nothing_in_it_touched(s3: FakeS3, why: str) -> None:
     objects, tags = list(s3.objects), s3.tags
     with pytest.raises(BenchError, match=why):
-        rgw_index.claim_bucket(s3, "backups")  # type: ignore[arg-type]
+        rgw.claim_bucket(s3, "backups")  # type: ignore[arg-type]
     assert s3.objects == objects and s3.tags == tags
     assert [c for c in s3.calls if c[0] != "GET"] == [], "only looked"
 
@@ -305,17 +307,17 @@ def test_a_bucket_that_is_not_the_probes_is_refused_and_nothing_in_it_touched(s3
     [
         (FakeS3(exists=False, objects=[]), True),  # created by the probe: tagged as ours
         (FakeS3(exists=True, objects=[]), True),  # an empty, untagged bucket: adopted and tagged
-        (FakeS3(exists=True, objects=["anything"], tags=rgw_index.tagging_xml()), False),  # ours from before
+        (FakeS3(exists=True, objects=["anything"], tags=rgw.tagging_xml()), False),  # ours from before
     ],
 )
 def test_a_bucket_perfwatch_created_or_an_empty_one_is_the_probes(s3: FakeS3, tagged_now: bool) -> None:
-    rgw_index.claim_bucket(s3, "perfwatch-probe")  # type: ignore[arg-type]
+    rgw.claim_bucket(s3, "perfwatch-probe")  # type: ignore[arg-type]
     assert s3.tagged
     assert (("PUT", "/perfwatch-probe", "tagging") in s3.calls) == tagged_now
 
 
 def test_probe_object_keys_carry_the_run_id() -> None:
-    assert rgw_index.s3_key("rgw-20261123T010203-abcd") == "perfwatch-probe.rgw-20261123T010203-abcd"
+    assert rgw.s3_key("rgw-20261123T010203-abcd") == "perfwatch-probe.rgw-20261123T010203-abcd"
 
 
 def test_a_new_pool_is_ready_only_when_every_pg_has_a_primary() -> None:
@@ -323,12 +325,14 @@ def test_a_new_pool_is_ready_only_when_every_pg_has_a_primary() -> None:
     naps: list[float] = []
     pools.create_pool("perfwatch", 32)
     pools.ready_after = 3
-    scratch.wait_for_primaries(pools, "perfwatch", (1, 32), sleep=naps.append)
+    scratch_pool.wait_for_primaries(pools, "perfwatch", (1, 32), sleep=naps.append)
     assert pools.polls == 4 and len(naps) == 3
     pools.polls = -1000  # a pool whose PGs never peer
     ticks = iter(range(100))
     with pytest.raises(BenchError, match="after 60 s the mgr knows a primary for only 1 of its 32 PGs"):
-        scratch.wait_for_primaries(pools, "perfwatch", (1, 32), clock=lambda: float(next(ticks)), sleep=naps.append)
+        scratch_pool.wait_for_primaries(
+            pools, "perfwatch", (1, 32), clock=lambda: float(next(ticks)), sleep=naps.append
+        )
 
 
 RUN = "rados-20261123T000000-abcd"
@@ -357,7 +361,7 @@ APPS = {"perfwatch": {"perfwatch": {}}, "default.rgw.buckets.index": {"rgw": {}}
 def test_cleanup_acts_only_on_entries_naming_the_runs_own_objects_in_its_own_places(
     entry: dict, problem: str | None
 ) -> None:
-    found = scratch.entry_problem(RUN, entry, APPS.get)
+    found = scratch_pool.entry_problem(RUN, entry, APPS.get)
     assert (found is None) if problem is None else (problem in (found or "")), found
 
 
@@ -369,4 +373,4 @@ def test_the_omap_probe_writes_only_into_index_pools_of_rgw() -> None:
         def pool_applications(self, name: str) -> dict[str, Any] | None:
             return {"rgw": {}} if name.startswith("default") else {"cephfs": {}}
 
-    assert rgw_index.index_pools(Adapter()) == ["default.rgw.buckets.index"]
+    assert rgw.index_pools(Adapter()) == ["default.rgw.buckets.index"]

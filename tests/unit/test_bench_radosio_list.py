@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import pytest
 
 from perfwatch.benchmarks.base import BenchError
-from perfwatch.benchmarks.radosio import OpTimeout, RadosIO
+from perfwatch.benchmarks.kinds.rados_io import OpTimeout, RadosIO
 
 
 class Obj:

@@ -3,10 +3,10 @@ last run of each kind in the store, so results survive a failover (histograms do
 
 from __future__ import annotations
 
+from perfwatch.benchmarks.measurement import Measurement
+from perfwatch.benchmarks.records.store import BenchStore
 from perfwatch.benchmarks.result_board import ResultBoard
-from perfwatch.benchmarks.results import Measurement
 from perfwatch.benchmarks.run import Run
-from perfwatch.benchmarks.store import BenchStore
 
 from .test_bench_store import KV, Log, run_record
 

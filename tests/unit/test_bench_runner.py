@@ -14,13 +14,13 @@ import pytest
 from perfwatch import options
 from perfwatch.benchmarks import commands
 from perfwatch.benchmarks.base import Benchmark, Context, ParamSpec
-from perfwatch.benchmarks.kinds import KINDS
-from perfwatch.benchmarks.lifecycle import Refused
-from perfwatch.benchmarks.planning import OsdInfo
-from perfwatch.benchmarks.results import Measurement
+from perfwatch.benchmarks.kinds.registry import KINDS
+from perfwatch.benchmarks.lifecycle.lifecycle import Refused
+from perfwatch.benchmarks.lifecycle.planning import OsdInfo
+from perfwatch.benchmarks.measurement import Measurement
+from perfwatch.benchmarks.records.store import BenchStore
 from perfwatch.benchmarks.run import Run
 from perfwatch.benchmarks.runner import Runner
-from perfwatch.benchmarks.store import BenchStore
 from perfwatch.output import OutputFormat
 
 
@@ -30,7 +30,7 @@ def entry(run_id: str) -> dict:
     return {"pool": "perfwatch", "namespace": "perfwatch", "prefix": run_id}
 
 
-class FakeAdapter:
+class FakeBenchAdapter:
     def __init__(self) -> None:
         self.health = "HEALTH_OK"
         self.pgs = {"active+clean": 32}
@@ -98,7 +98,7 @@ def env(monkeypatch: pytest.MonkeyPatch) -> dict:
     kv: dict[str, str] = {}
     opts = options.defaults()
     store = BenchStore(kv.get, lambda k, v: kv.__setitem__(k, v), 10, 10)
-    adapter = FakeAdapter()
+    adapter = FakeBenchAdapter()
     progress = Progress()
     finished: list = []
     r = Runner(adapter, lambda p, n: None, store, lambda: opts, Log(), progress, finished.append)
@@ -341,7 +341,9 @@ def test_a_run_a_dead_mgr_left_in_progress_is_history_as_interrupted_with_its_re
     store.save_running(partial)
     # A new active mgr reads the same store: a new store and runner over the same keys.
     successor_store = BenchStore(kv.get, lambda k, v: kv.__setitem__(k, v), 10, 10)
-    successor = Runner(FakeAdapter(), lambda p, n: None, successor_store, lambda: env["opts"], Log(), Progress(), list)
+    successor = Runner(
+        FakeBenchAdapter(), lambda p, n: None, successor_store, lambda: env["opts"], Log(), Progress(), list
+    )
     [record] = successor_store.history("fake")
     assert record["run_id"] == run.run_id and record["state"] == "interrupted"
     assert record["results"] == partial["results"] and record["ended_at"] == partial["updated_at"]
@@ -389,7 +391,7 @@ def test_run_ids_named_by_a_broken_scratch_record_are_rebuilt_and_cleaned(env: d
     env["kv"]["bench/scratch"] = '{"version": 2, "data": {"fake-20261123T010203-abcd": {"kind": "fake", "entries": 7}}}'
     store = BenchStore(env["kv"].get, lambda k, v: env["kv"].__setitem__(k, v), 10, 10)
     assert store.recovered_scratch() == {"fake-20261123T010203-abcd": "fake"}
-    r = Runner(FakeAdapter(), lambda p, n: None, store, lambda: env["opts"], Log(), Progress(), list)
+    r = Runner(FakeBenchAdapter(), lambda p, n: None, store, lambda: env["opts"], Log(), Progress(), list)
     assert r.cleanup_orphans() == ["fake-20261123T010203-abcd"]
     assert kind.cleaned == [dict(entry("fake-20261123T010203-abcd"), kind="fake")]
     assert store.scratch() == {} and store.recovered_scratch() == {}
@@ -415,7 +417,7 @@ def test_shutdown_cancels_runs_and_stops_cleanups_between_operations(env: dict) 
         stopping = None
 
     made: list[Io] = []
-    r = Runner(FakeAdapter(), lambda p, n: made.append(Io()) or made[-1], env["store"], lambda: env["opts"],
+    r = Runner(FakeBenchAdapter(), lambda p, n: made.append(Io()) or made[-1], env["store"], lambda: env["opts"],
                Log(), Progress(), list)  # fmt: skip
     io = r.io_factory("perfwatch", "perfwatch")
     assert io.stopping is r.stopping and not r.stopping.is_set()

@@ -16,7 +16,7 @@ from botocore.credentials import Credentials
 
 from perfwatch import options, status
 from perfwatch.benchmarks.base import BenchError
-from perfwatch.benchmarks.s3 import EMPTY_SHA256, AnswerTooLarge, S3Client, listed_keys, read_capped, sign
+from perfwatch.benchmarks.kinds.s3_client import EMPTY_SHA256, AnswerTooLarge, S3Client, listed_keys, read_capped, sign
 
 NOW = datetime.datetime(2026, 11, 21, 18, 30, 5, tzinfo=datetime.UTC)
 ACCESS, SECRET = "AKIDEXAMPLE", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY"

@@ -10,11 +10,12 @@ from typing import Any
 
 import pytest
 
-from perfwatch.benchmarks import health, records
+from perfwatch.benchmarks.judging import health
+from perfwatch.benchmarks.measurement import Measurement
+from perfwatch.benchmarks.records import common
+from perfwatch.benchmarks.records.store import BenchStore, ScratchFull
+from perfwatch.benchmarks.records.versioned import ASIDE_MAX, PREFIX
 from perfwatch.benchmarks.result_board import ResultBoard
-from perfwatch.benchmarks.results import Measurement
-from perfwatch.benchmarks.store import BenchStore, ScratchFull
-from perfwatch.benchmarks.versioned import ASIDE_MAX, PREFIX
 
 KINDS = ("osd", "rados", "rbd", "rgw", "net")
 RUN_ID = "rados-20240501T120000-ab12"
@@ -135,7 +136,7 @@ def load_everything(store: BenchStore) -> dict[str, Any]:
 
 def envelope(kv: KV, name: str) -> Any:
     doc = json.loads(kv[PREFIX + name])
-    assert set(doc) == {"version", "data"} and doc["version"] == records.VERSION
+    assert set(doc) == {"version", "data"} and doc["version"] == common.VERSION
     return doc["data"]
 
 
@@ -370,8 +371,8 @@ def test_the_run_id_pattern_finds_what_new_run_id_makes() -> None:
     from perfwatch.benchmarks.run import new_run_id
 
     run_id = new_run_id("rados", 1714564800.0)
-    assert records.run_ids_in(f'xx"perfwatch.{run_id}"yy {run_id}.0001') == {run_id: "rados"}
-    assert records.kind_of_run_id(run_id) == "rados" and records.kind_of_run_id("fake-old-1") == ""
+    assert common.run_ids_in(f'xx"perfwatch.{run_id}"yy {run_id}.0001') == {run_id: "rados"}
+    assert common.kind_of_run_id(run_id) == "rados" and common.kind_of_run_id("fake-old-1") == ""
 
 
 # ----- every method, on a store full of broken records ----------------------------------------------
@@ -467,7 +468,7 @@ def test_set_aside_copies_are_bounded_in_count_and_size() -> None:
     aside = [k for k in kv if k.startswith(PREFIX + "aside/")]
     assert len(aside) == ASIDE_MAX
     assert sorted(aside) == sorted(envelope(kv, "aside_index"))
-    kv[PREFIX + "streaks"] = "x" * (records.ENTRY_MAX_CHARS + 1)
+    kv[PREFIX + "streaks"] = "x" * (common.ENTRY_MAX_CHARS + 1)
     log = Log()
     open_store(kv, log)
     assert "too large to set aside" in log.problems()[0]
@@ -475,8 +476,8 @@ def test_set_aside_copies_are_bounded_in_count_and_size() -> None:
 
 
 def test_stored_maps_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(records, "MAX_KEYS", 5)
-    monkeypatch.setattr(records, "MAX_RESULT_KEYS", 5)
+    monkeypatch.setattr(common, "MAX_KEYS", 5)
+    monkeypatch.setattr(common, "MAX_RESULT_KEYS", 5)
     kv, log = KV(), Log()
     store = open_store(kv, log)
     store.judge([Measurement("osd", "write_iops_4k", osd, 1.0, "iops") for osd in range(8)], {}, 0.5, 1)
@@ -565,7 +566,7 @@ def test_a_bad_run_in_progress_is_dropped_and_the_good_one_kept() -> None:
     kv, log = KV(), Log()
     good = run_record("rados", RUN_ID, 1714564800.0)
     kv[PREFIX + "running"] = json.dumps(
-        {"version": records.VERSION, "data": {RUN_ID: good, "osd-20240501T120000-0000": {"run_id": 7}}}
+        {"version": common.VERSION, "data": {RUN_ID: good, "osd-20240501T120000-0000": {"run_id": 7}}}
     )
     store = open_store(kv, log)
     assert store.take_interrupted() == [good]

@@ -4,10 +4,10 @@ import time
 
 from prometheus_client.parser import text_string_to_metric_families
 
+from perfwatch.benchmarks.measurement import Measurement
+from perfwatch.benchmarks.records.store import BenchStore
 from perfwatch.benchmarks.result_board import ResultBoard
-from perfwatch.benchmarks.results import Measurement
 from perfwatch.benchmarks.run import Run
-from perfwatch.benchmarks.store import BenchStore
 from perfwatch.collector import Collector, Settings, unavailable_report
 from perfwatch.daemon_counters.fetch_reasons import REASONS
 

@@ -12,7 +12,7 @@ What is a reference (the rule):
   is the document itself.
 - A path in the text: a word `first/.../name.ext` or `first/.../` (its last part has an extension, or it
   ends with `/`) whose first part is a folder of the repository root or of a folder above the file that
-  names it: `alerts/profiles.py` anywhere, `benchmarks/capacity.py` in mgr_module/perfwatch/. It must
+  names it: `alerts/profiles.py` anywhere, `benchmarks/lifecycle/capacity.py` in mgr_module/perfwatch/. It must
   exist under the root or under one of those folders. `<name>` and `*` are wildcards, `{a,b}` is a and b:
   at least one file must match each.
 - A document named alone (a word ending in `.md`): it must be in the file's folder or a folder above it (a
@@ -275,9 +275,9 @@ def test_the_rule_finds_what_is_broken_and_leaves_what_is_not_a_path() -> None:
     }
     for line, name in fine.items():
         assert line_problems(name, line) == [], line
-    assert line_problems("mgr_module/perfwatch/benchmarks/runs.py", "benchmarks/capacity.py, benchmarks/gone.py") == [
-        "`benchmarks/gone.py` does not exist (from mgr_module/perfwatch)"
-    ]
+    assert line_problems(
+        "mgr_module/perfwatch/benchmarks/runs.py", "benchmarks/lifecycle/capacity.py, benchmarks/gone.py"
+    ) == ["`benchmarks/gone.py` does not exist (from mgr_module/perfwatch)"]
 
 
 def test_anchors_are_githubs_slugs() -> None:

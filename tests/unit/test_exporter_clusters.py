@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from perfwatch_host_exporter import cli, fsid
 from perfwatch_host_exporter.cgroups import parse_mountinfo
-from perfwatch_host_exporter.collector import Collector, Settings
+from perfwatch_host_exporter.collector import HostCollector, HostSettings
 from perfwatch_host_exporter.identity import identify
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -92,9 +92,9 @@ def gauge(text: str, name: str) -> float:
     )
 
 
-def make(host: FakeHost, fake: FakeAsok, clock: Clock | None = None, **settings: object) -> Collector:
-    return Collector(
-        Settings(hostname="node1", **settings),  # type: ignore[arg-type]
+def make(host: FakeHost, fake: FakeAsok, clock: Clock | None = None, **settings: object) -> HostCollector:
+    return HostCollector(
+        HostSettings(hostname="node1", **settings),  # type: ignore[arg-type]
         root=host.root(),
         asok_call=fake,
         tc=None,

@@ -11,7 +11,7 @@ import pytest
 from perfwatch_host_exporter import asok
 from perfwatch_host_exporter.app import make_app
 from perfwatch_host_exporter.collection_loop import CollectionLoop
-from perfwatch_host_exporter.collector import Collector, Settings
+from perfwatch_host_exporter.collector import HostCollector, HostSettings
 from perfwatch_host_exporter.families import EXPORTER_REGISTRY
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -120,9 +120,9 @@ def build(tmp_path: Path) -> tuple[FakeHost, FakeAsok]:
 IP_ADDR = '[{"ifname": "eth0", "addr_info": [{"local": "198.18.0.11"}, {"local": "fe80::1"}]}]'  # ip -j addr
 
 
-def collector(host: FakeHost, fake: FakeAsok, clock: Clock | None = None, **settings: Any) -> Collector:
-    return Collector(
-        Settings(hostname="node1", asok_dirs=("/lab/run",), **settings),
+def collector(host: FakeHost, fake: FakeAsok, clock: Clock | None = None, **settings: Any) -> HostCollector:
+    return HostCollector(
+        HostSettings(hostname="node1", asok_dirs=("/lab/run",), **settings),
         root=host.root(),
         asok_call=fake,
         tc=None,
@@ -250,7 +250,7 @@ def test_osd_data_falls_back_to_argv_then_the_default(tmp_path: Path) -> None:
     assert c.osd_map.data_dir(c_daemon(c, "osd.0")) == "/srv/osd/ceph-0"
 
 
-def c_daemon(c: Collector, label: str) -> Any:
+def c_daemon(c: HostCollector, label: str) -> Any:
     return next(d for d, _ in c.scanner.scan(c.trusted, None, False) if d.ident.label == label)
 
 

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from perfwatch_host_exporter.app import make_app
 from perfwatch_host_exporter.collection_loop import CollectionLoop
-from perfwatch_host_exporter.collector import Collector, Settings
+from perfwatch_host_exporter.collector import HostCollector, HostSettings
 from prometheus_client.parser import text_string_to_metric_families
 
 from perfwatch.core.exposition import CONTENT_TYPE
@@ -49,7 +49,9 @@ def serve(loop: CollectionLoop) -> HttpServer:
 
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[str]:
-    collector = Collector(Settings(hostname="node9"), root=fake_host(tmp_path).root(), clk_tck=100, page_size=4096)
+    collector = HostCollector(
+        HostSettings(hostname="node9"), root=fake_host(tmp_path).root(), clk_tck=100, page_size=4096
+    )
     loop = CollectionLoop(collector.collect, "node9", 15.0, logging.getLogger("t"))
     loop.run_once()
     srv = serve(loop)
@@ -119,7 +121,9 @@ def get(url: str) -> tuple[int, str]:
 def test_a_scrape_never_waits_for_a_collection_and_healthz_tells_a_stuck_one(tmp_path: Path) -> None:
     """The collection after the first one hangs (a read that never returns): /metrics still answers at
     once with the first one and its age; /healthz turns 503 once it has run longer than stale_after."""
-    collector = Collector(Settings(hostname="node9"), root=fake_host(tmp_path).root(), clk_tck=100, page_size=4096)
+    collector = HostCollector(
+        HostSettings(hostname="node9"), root=fake_host(tmp_path).root(), clk_tck=100, page_size=4096
+    )
     release = threading.Event()
     calls = []
 
@@ -167,7 +171,9 @@ def test_a_scrape_never_waits_for_a_collection_and_healthz_tells_a_stuck_one(tmp
 
 
 def test_a_failed_collection_keeps_the_last_answer_and_ages(tmp_path: Path) -> None:
-    collector = Collector(Settings(hostname="node9"), root=fake_host(tmp_path).root(), clk_tck=100, page_size=4096)
+    collector = HostCollector(
+        HostSettings(hostname="node9"), root=fake_host(tmp_path).root(), clk_tck=100, page_size=4096
+    )
     results: list[Any] = [collector.collect, RuntimeError("a bug")]
 
     def collect() -> list[Sample]:

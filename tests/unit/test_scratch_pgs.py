@@ -11,13 +11,13 @@ import pytest
 
 from perfwatch import options
 from perfwatch.adapter import FetchError
-from perfwatch.benchmarks import probe_phases, scratch_pgs
 from perfwatch.benchmarks.base import BenchError
-from perfwatch.benchmarks.planning import OsdInfo
-from perfwatch.benchmarks.probe_coverage import ProbeCoverage
-from perfwatch.benchmarks.probe_phases import ProbePhases
-from perfwatch.benchmarks.rados_latency import RadosLatency
-from perfwatch.benchmarks.scratch_pgs import changing, grow, wait_settled
+from perfwatch.benchmarks.kinds import probe_phases, scratch_pgs
+from perfwatch.benchmarks.kinds.probe_coverage import ProbeCoverage
+from perfwatch.benchmarks.kinds.probe_phases import ProbePhases
+from perfwatch.benchmarks.kinds.rados import RadosLatency
+from perfwatch.benchmarks.kinds.scratch_pgs import changing, grow, wait_settled
+from perfwatch.benchmarks.lifecycle.planning import OsdInfo
 from perfwatch.daemon_counters.fetch_reasons import REASON_ERROR
 
 

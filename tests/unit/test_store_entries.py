@@ -11,13 +11,13 @@ from typing import Any
 
 import pytest
 
-from perfwatch.benchmarks import records, records_fit
-from perfwatch.benchmarks.record_parts import PARTS, PARTS_MAX
-from perfwatch.benchmarks.report import history_plain
-from perfwatch.benchmarks.results import Measurement
+from perfwatch.benchmarks.measurement import Measurement
+from perfwatch.benchmarks.records import common, fit
+from perfwatch.benchmarks.records.parts import PARTS, PARTS_MAX
+from perfwatch.benchmarks.records.store import BenchStore
+from perfwatch.benchmarks.records.versioned import ASIDE_INDEX, LARGE_SAVE_INTERVAL, PREFIX
 from perfwatch.benchmarks.run import Run
-from perfwatch.benchmarks.store import BenchStore
-from perfwatch.benchmarks.versioned import ASIDE_INDEX, LARGE_SAVE_INTERVAL, PREFIX
+from perfwatch.benchmarks.status_text import history_plain
 
 from .test_bench_store import KV, Log
 
@@ -77,14 +77,14 @@ def parts_of(kv: MonStore, name: str) -> list[str]:
 
 
 def test_baselines_of_10000_osds_are_written_in_parts_and_read_back_whole() -> None:
-    kv = MonStore(records.ENTRY_MAX_CHARS)
+    kv = MonStore(common.ENTRY_MAX_CHARS)
     clock = Clock()
     store = store_of(kv, clock)
     for metrics in (("write_latency", "read_latency"), ("ping_front", "ping_back")):
         store.judge(results_of("rados", metrics, 10_000), {}, 0.5, 1)
         clock.now += LARGE_SAVE_INTERVAL
     store.judge([Measurement("osd", m, osd, 300.0, "iops") for m in ("a", "b") for osd in range(10_000)], {}, 0.5, 1)
-    assert len(store.baselines()) == 60_000  # was cut to 10,000 (records.MAX_KEYS) before
+    assert len(store.baselines()) == 60_000  # was cut to 10,000 (common.MAX_KEYS) before
     head = json.loads(kv[PREFIX + "baselines"])
     assert head["parts"] == len(parts_of(kv, "baselines")) > 10, head
     again = store_of(kv)
@@ -149,7 +149,7 @@ def test_baselines_in_parts_are_written_at_most_every_large_save_interval() -> N
 
 
 def test_small_records_stay_one_entry_written_every_time() -> None:
-    kv = MonStore(records.ENTRY_MAX_CHARS)
+    kv = MonStore(common.ENTRY_MAX_CHARS)
     clock = Clock()
     store = store_of(kv, clock)
     for k in range(3):
@@ -161,7 +161,7 @@ def test_small_records_stay_one_entry_written_every_time() -> None:
 
 @pytest.mark.parametrize("osds", [8, 100, 10_000])
 def test_a_kinds_history_keeps_its_newest_runs_that_fit_one_entry(osds: int) -> None:
-    kv = MonStore(records.ENTRY_MAX_CHARS)
+    kv = MonStore(common.ENTRY_MAX_CHARS)
     store = store_of(kv)
     runs = 50 if osds < 10_000 else 2
     for k in range(runs):
@@ -178,7 +178,7 @@ def test_a_kinds_history_keeps_its_newest_runs_that_fit_one_entry(osds: int) -> 
 
 
 def test_runs_in_progress_of_10000_osds_fit_one_entry() -> None:
-    kv = MonStore(records.ENTRY_MAX_CHARS)
+    kv = MonStore(common.ENTRY_MAX_CHARS)
     store = store_of(kv)
     for k in range(2):
         record = finished_run("osd", results_of("osd", ("write_iops_4k",), 10_000), k)
@@ -192,16 +192,16 @@ def test_runs_in_progress_of_10000_osds_fit_one_entry() -> None:
 
 def test_shrinking_a_run_keeps_the_most_results_that_fit() -> None:
     run = finished_run("net", results_of("net", ("ping_front",), 500), 0)
-    whole = records_fit.size(run)
+    whole = fit.size(run)
     for budget in (400, 5000, 20000, whole - 1):
-        small = records_fit.shrink_run(run, budget)
-        assert records_fit.size(small) <= budget
+        small = fit.shrink_run(run, budget)
+        assert fit.size(small) <= budget
         assert small["osds_omitted"] == 500 - len(small["osds"]) > 0
         assert small.get("results_omitted", 0) == 500 - len(small["results"])
         assert not small.get("results_omitted") or small["osds"] == [], "the OSD list goes first"
         one_more = dict(small, results=run["results"][: len(small["results"]) + 1])
-        assert records_fit.size(one_more) > budget or len(small["results"]) == len(run["results"])
-    assert records_fit.shrink_run(run, 10**7) is run
+        assert fit.size(one_more) > budget or len(small["results"]) == len(run["results"])
+    assert fit.shrink_run(run, 10**7) is run
 
 
 @pytest.mark.parametrize(
@@ -219,7 +219,7 @@ def test_shrinking_a_run_keeps_the_most_results_that_fit() -> None:
     ],
 )
 def test_the_entry_size_follows_the_mons_limit_as_the_mgr_sees_it(limit: Any, chars: int) -> None:
-    assert records.entry_max_for(limit) == chars
+    assert common.entry_max_for(limit) == chars
 
 
 @pytest.mark.parametrize(
@@ -235,7 +235,7 @@ def test_the_entry_size_follows_the_mons_limit_as_the_mgr_sees_it(limit: Any, ch
     ],
 )
 def test_a_planted_or_broken_head_is_one_problem_not_a_stall(head: dict[str, Any]) -> None:
-    kv = MonStore(records.ENTRY_MAX_CHARS)
+    kv = MonStore(common.ENTRY_MAX_CHARS)
     kv[PREFIX + "baselines"] = json.dumps(head)
     kv[PREFIX + "baselines" + PARTS + "0/0"] = '{"version": 2, "data": {}}'
     log = Log()
@@ -350,15 +350,15 @@ def test_the_aside_index_in_parts_is_read_back() -> None:
 
 def test_baselines_beyond_the_record_budget_keep_their_newest_values() -> None:
     history = {f"rados/write_latency/osd.{i}": [float(v) for v in range(100)] for i in range(50)}
-    whole = records_fit.size(history)
-    fitted = records_fit.fit_values(history, whole // 3)
-    assert records_fit.size(fitted) <= whole // 3
+    whole = fit.size(history)
+    fitted = fit.fit_values(history, whole // 3)
+    assert fit.size(fitted) <= whole // 3
     assert all(v == history[k][-len(v) :] and 1 <= len(v) < 100 for k, v in fitted.items())
-    assert records_fit.fit_values(history, whole + 100) is history
+    assert fit.fit_values(history, whole + 100) is history
     mapping = {f"k{i:03d}": "x" * 50 for i in range(100)}
-    kept = records_fit.fit_keys(mapping, 2000)
-    assert records_fit.size(kept) <= 2000 and list(kept) == sorted(mapping)[: len(kept)]
-    assert PARTS_MAX * records.ENTRY_MAX_CHARS >= 10**7  # the baselines of 10,000 OSDs (3.3 MB) fit whole
+    kept = fit.fit_keys(mapping, 2000)
+    assert fit.size(kept) <= 2000 and list(kept) == sorted(mapping)[: len(kept)]
+    assert PARTS_MAX * common.ENTRY_MAX_CHARS >= 10**7  # the baselines of 10,000 OSDs (3.3 MB) fit whole
 
 
 def test_a_regression_whose_result_was_lost_is_still_flagged() -> None:
@@ -371,14 +371,14 @@ def test_a_regression_whose_result_was_lost_is_still_flagged() -> None:
 
 
 def test_an_osd_id_has_one_spelling_in_a_result_key() -> None:
-    assert records.RESULT_KEY.match("net/ping_back/osd.30") and records.RESULT_KEY.match("rgw/x/-")
-    assert not records.RESULT_KEY.match("net/ping_back/osd.03")
+    assert common.RESULT_KEY.match("net/ping_back/osd.30") and common.RESULT_KEY.match("rgw/x/-")
+    assert not common.RESULT_KEY.match("net/ping_back/osd.03")
 
 
 def test_every_osds_last_result_outlives_a_failover_when_the_history_keeps_only_part_of_the_run() -> None:
     from perfwatch.benchmarks.result_board import ResultBoard
 
-    kv = MonStore(records.ENTRY_MAX_CHARS)
+    kv = MonStore(common.ENTRY_MAX_CHARS)
     store = store_of(kv)
     board = ResultBoard(store, kinds=["osd"])
     run = Run("osd-20240501T120000-0000", "osd", True, {}, list(range(10_000)), "schedule")

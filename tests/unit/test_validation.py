@@ -1,4 +1,4 @@
-"""validation.py and s3_endpoint.py: every option the mgr cannot check, good and bad values, and what a
+"""validation.py and s3_endpoint_check.py: every option the mgr cannot check, good and bad values, and what a
 refused value turns off."""
 
 import subprocess
@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from perfwatch import options, s3_endpoint, validation
-from perfwatch.benchmarks import scheduling
-from perfwatch.benchmarks.kinds import KINDS
+from perfwatch import options, s3_endpoint_check, validation
+from perfwatch.benchmarks.kinds.registry import KINDS
+from perfwatch.benchmarks.lifecycle import schedule
 
 GOOD_ENDPOINTS = [
     "",
@@ -94,18 +94,18 @@ BAD_ENDPOINTS = [
 
 @pytest.mark.parametrize("value", GOOD_ENDPOINTS)
 def test_good_endpoints(value: str) -> None:
-    assert s3_endpoint.check_s3_endpoint(value) is None
+    assert s3_endpoint_check.check_s3_endpoint(value) is None
 
 
 @pytest.mark.parametrize(("value", "why"), BAD_ENDPOINTS)
 def test_bad_endpoints_say_why_and_what_is_accepted(value: str, why: str) -> None:
-    message = s3_endpoint.check_s3_endpoint(value)
+    message = s3_endpoint_check.check_s3_endpoint(value)
     assert message is not None and why in message, message
     assert "accepted:" in message
 
 
 def test_an_endpoint_message_never_shows_a_password() -> None:
-    message = s3_endpoint.check_s3_endpoint("http://admin:hunter2@rgw:7480/")
+    message = s3_endpoint_check.check_s3_endpoint("http://admin:hunter2@rgw:7480/")
     assert message is not None and "hunter2" not in message and "<userinfo>@rgw:7480" in message
 
 
@@ -113,7 +113,7 @@ def test_names_resolving_to_refused_addresses_are_refused() -> None:
     def resolver(answers: list) -> object:
         return lambda host, port: answers
 
-    assert s3_endpoint.resolved_address("rgw", 80, resolver(["10.0.0.5", "fd12::5"])) == "10.0.0.5"
+    assert s3_endpoint_check.resolved_address("rgw", 80, resolver(["10.0.0.5", "fd12::5"])) == "10.0.0.5"
     for answers in (
         ["169.254.169.254"],
         ["10.0.0.5", "fe80::1%eth0"],
@@ -125,11 +125,11 @@ def test_names_resolving_to_refused_addresses_are_refused() -> None:
         ["2001:0:4136:e378:8000:63bf:5601:5601"],
     ):
         with pytest.raises(ValueError, match="rgw resolves to"):
-            s3_endpoint.resolved_address("rgw", 80, resolver(answers))
+            s3_endpoint_check.resolved_address("rgw", 80, resolver(answers))
     with pytest.raises(ValueError, match="no address"):
-        s3_endpoint.resolved_address("rgw", 80, resolver([]))
+        s3_endpoint_check.resolved_address("rgw", 80, resolver([]))
     with pytest.raises(ValueError, match="metadata host name"):
-        s3_endpoint.resolved_address("metadata.google.internal", 80, resolver(["10.0.0.5"]))
+        s3_endpoint_check.resolved_address("metadata.google.internal", 80, resolver(["10.0.0.5"]))
 
 
 @pytest.mark.parametrize("value", ["", "22:00-06:00", "00:00-23:59", "1:00-2:30", " 08:00 - 17:00 "])
@@ -212,7 +212,7 @@ def test_every_free_form_string_option_has_a_validator() -> None:
 
 
 def test_heavy_interval_options_are_those_the_runner_schedules() -> None:
-    assert set(validation.HEAVY_INTERVAL_OPTIONS) == set(scheduling.heavy_interval_options(KINDS))
+    assert set(validation.HEAVY_INTERVAL_OPTIONS) == set(schedule.heavy_interval_options(KINDS))
 
 
 def configured(**values: object) -> dict:
@@ -273,7 +273,7 @@ def test_health_check_names_the_options_and_details_the_messages() -> None:
 
 
 def test_validation_imports_no_ceph_code() -> None:
-    code = "import perfwatch.validation, perfwatch.benchmarks.s3; print('ok')"
+    code = "import perfwatch.validation, perfwatch.benchmarks.kinds.s3_client; print('ok')"
     proc = subprocess.run(
         [sys.executable, "-c", code],
         cwd=Path(__file__).resolve().parents[2] / "mgr_module",

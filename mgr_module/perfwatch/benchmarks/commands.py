@@ -5,8 +5,8 @@ import errno
 from typing import Any, Dict, List, Optional, Tuple
 
 from ..output import OutputFormat, render
-from . import report
-from .lifecycle import Refused
+from . import status_text
+from .lifecycle.lifecycle import Refused
 from .runner import Runner
 
 Result = Tuple[int, str, str]
@@ -40,7 +40,7 @@ def run(
 
 
 def status(runner: Runner, fmt: OutputFormat) -> Result:
-    return 0, render(runner.status(), fmt, report.status_plain), ""
+    return 0, render(runner.status(), fmt, status_text.status_plain), ""
 
 
 def cancel(runner: Runner, run_id: Optional[str], fmt: OutputFormat) -> Result:
@@ -63,7 +63,7 @@ def history(runner: Runner, kind: Optional[str], osd: Optional[int], limit: int,
         return -errno.EINVAL, "", "unknown kind {!r}; kinds: {}".format(kind, ", ".join(sorted(runner.kinds)))
     if not 1 <= limit <= 1000:
         return -errno.EINVAL, "", "limit {} is out of range: limit must be between 1 and 1000".format(limit)
-    return 0, render(runner.history(kind, osd, limit), fmt, report.history_plain), ""
+    return 0, render(runner.history(kind, osd, limit), fmt, status_text.history_plain), ""
 
 
 def reset_baseline(runner: Runner, kind: Optional[str], osd: Optional[int], fmt: OutputFormat) -> Result:
@@ -74,4 +74,4 @@ def reset_baseline(runner: Runner, kind: Optional[str], osd: Optional[int], fmt:
 
 
 def schedule(runner: Runner, fmt: OutputFormat) -> Result:
-    return 0, render(runner.schedule(), fmt, report.schedule_plain), ""
+    return 0, render(runner.schedule(), fmt, status_text.schedule_plain), ""

@@ -9,7 +9,7 @@ from typing import Callable, Dict, Iterable, List, Optional, Tuple, Union
 from .. import metric_families as mf
 from ..core.exposition import Column, Value, as_samples, exposable
 from ..core.metrics_model import Labels, Sample
-from .results import Measurement, split_key
+from .measurement import Measurement, split_key
 
 # Sub-millisecond flash up to seconds on a busy HDD.
 BUCKETS = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)

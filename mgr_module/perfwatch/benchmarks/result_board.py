@@ -7,12 +7,12 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, Union
 
 from ..core.exposition import Column, as_samples
 from ..core.metrics_model import Sample
-from . import records_fit, records_state
-from .kinds import KINDS
+from .kinds.registry import KINDS
+from .measurement import Measurement
 from .metrics import ProbeHistograms, Where, result_exposition, result_where
-from .results import Measurement
+from .records import fit, state
+from .records.store import BenchStore
 from .run import Run
-from .store import BenchStore
 
 LastResult = Tuple[float, str]  # (value, unit) of a result
 LAST_RESULTS = "last_results"  # the record of every key's latest result: a kind's history keeps what fits one entry
@@ -26,7 +26,7 @@ class ResultBoard:
         device_classes: Optional[Callable[[], Dict[int, str]]] = None,
     ) -> None:
         """Starts with the last result of each key as last stored, then those of each kind's last run in the
-        store's history (a failover keeps them; kinds: their names, those of kinds.KINDS when None); the
+        store's history (a failover keeps them; kinds: their names, those of kinds.registry.KINDS when None); the
         histograms start empty (they reset with the mgr). device_classes: OSD id -> CRUSH device class
         now, read once per light probe finished (its histograms are per class); none: every OSD in class ""."""
         self._store = store
@@ -35,7 +35,7 @@ class ResultBoard:
         self._last: Dict[str, LastResult] = {}  # result key -> (value, unit) of its latest result
         self._histograms = ProbeHistograms()
         self._where: Dict[str, Where] = {}  # result key -> its kind, metric and daemon, as exposition() made them
-        stored = store.records.load(LAST_RESULTS, records_state.clean_last_results, dict)
+        stored = store.records.load(LAST_RESULTS, state.clean_last_results, dict)
         self._last.update((key, (float(value), unit)) for key, (value, unit) in stored.items())
         for kind in KINDS if kinds is None else kinds:
             for record in store.history(kind)[-1:]:
@@ -55,7 +55,7 @@ class ResultBoard:
         if not records.held_back(LAST_RESULTS):  # a copy of 60,000 results only when it is written
             with self._lock:
                 last = {key: [value, unit] for key, (value, unit) in self._last.items()}
-            records.save(LAST_RESULTS, records_fit.fit_keys(last, records.record_max), throttled=True)
+            records.save(LAST_RESULTS, fit.fit_keys(last, records.record_max), throttled=True)
         if not run.heavy:
             try:
                 classes = self._device_classes()
@@ -68,7 +68,7 @@ class ResultBoard:
             return dict(self._last)
 
     def regressions(self) -> Dict[str, Dict[str, Any]]:
-        """Result key -> the regression raised on it (what judging.py recorded in the store)."""
+        """Result key -> the regression raised on it (what judging/regressions.py recorded in the store)."""
         return self._store.regressions()
 
     def exposition(

@@ -6,7 +6,7 @@ import threading
 import time
 from typing import Any, Dict, List, Optional
 
-from .results import Measurement
+from .measurement import Measurement
 
 
 def new_run_id(kind: str, now: float) -> str:

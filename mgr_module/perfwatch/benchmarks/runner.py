@@ -1,19 +1,21 @@
 """The benchmarks' one entry point for the module and its commands: Runner puts together the run
-lifecycle (lifecycle.py), judging (judging.py), scratch cleanup (cleanup.py), the schedule
-(scheduling.py) and the status and history (overview.py), over one store and one registry of kinds."""
+lifecycle (lifecycle/lifecycle.py), judging (judging/regressions.py), scratch cleanup
+(lifecycle/cleanup.py), the schedule (lifecycle/schedule.py) and the status and history (status_view.py),
+over one store and one registry of kinds."""
 
 import threading
 from typing import Any, Callable, Dict, List, Optional
 
 from ..core.metrics_model import Sample
-from . import overview, scheduling
+from . import status_view
 from .base import Benchmark
-from .cleanup import ScratchCleaner
-from .judging import Judging
-from .kinds import KINDS
-from .lifecycle import Lifecycle
+from .judging.regressions import Judging
+from .kinds.registry import KINDS
+from .lifecycle import schedule
+from .lifecycle.cleanup import ScratchCleaner
+from .lifecycle.lifecycle import Lifecycle
+from .records.store import BenchStore
 from .run import Run
-from .store import BenchStore
 
 
 class Runner:
@@ -30,7 +32,7 @@ class Runner:
     ) -> None:
         """progress: .update(ev_id, msg, fraction), .complete(ev_id), .fail(ev_id, msg), for heavy runs;
         on_finished(run): called once a run is recorded, before it shows as finished (and read at each
-        call, so it may be replaced); kinds: the registry of kinds (kinds.KINDS when None)."""
+        call, so it may be replaced); kinds: the registry of kinds (kinds.registry.KINDS when None)."""
         self.kinds = KINDS if kinds is None else kinds
         self.store = store
         self.stopping = threading.Event()  # the module is shutting down: long cleanups stop between ops
@@ -115,13 +117,13 @@ class Runner:
 
     def tick(self, now: float) -> List[str]:
         """Start what is due; returns the run ids started."""
-        return scheduling.tick(now, self.kinds, self.store, self._options(), self.start, self._log)
+        return schedule.tick(now, self.kinds, self.store, self._options(), self.start, self._log)
 
     def schedule(self) -> List[Dict[str, Any]]:
-        return scheduling.schedule_rows(self.kinds, self.store, self._options())
+        return schedule.schedule_rows(self.kinds, self.store, self._options())
 
     def status(self) -> Dict[str, Any]:
-        return overview.status(self.runs.values(), self.store)
+        return status_view.status(self.runs.values(), self.store)
 
     def history(self, kind: Optional[str], osd: Optional[int], limit: int) -> List[Dict[str, Any]]:
-        return overview.history(self.kinds, self.store, kind, osd, limit)
+        return status_view.history(self.kinds, self.store, kind, osd, limit)

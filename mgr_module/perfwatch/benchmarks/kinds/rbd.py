@@ -1,0 +1,123 @@
+"""`rbd`: 4 KiB random writes then reads on a small scratch image through librbd, at a fixed queue depth."""
+
+import os
+import random
+from typing import Any, Dict, List
+
+from ..base import Benchmark, Context, ParamSpec
+from ..lifecycle.capacity import CapacityView, pool_osds, rbd_image_mib
+from ..lifecycle.scratch_pool import IMAGE_PREFIX, ensure_pool, scratch_location
+from ..measurement import Measurement
+from .qd_loop import run_at_queue_depth
+
+BLOCK = 4096
+MIB = 1 << 20
+
+
+def _image_name(run_id: str) -> str:
+    return IMAGE_PREFIX + run_id
+
+
+class RbdIO(Benchmark):
+    name = "rbd"
+    heavy = True
+    writes = True
+    scratch_pool = True
+    description = "4 KiB random write then read IOPS and latency on a scratch RBD image"
+    interval_option = "rbd_bench_interval"
+    params = (
+        ParamSpec("seconds", 5, 1, 120, "seconds of writes, then as many of reads"),
+        ParamSpec("queue_depth", 16, 1, 64, "I/Os in flight"),
+        ParamSpec("image_mib", 64, 16, 1024, "scratch image size in MiB"),
+    )
+
+    def scope(self, params: Dict[str, int], osds: List[int]) -> str:
+        return "a {} MiB scratch image".format(params["image_mib"])
+
+    def check_capacity(
+        self, plan: List[Any], requested: Any, params: Dict[str, int], options: Dict[str, Any], view: CapacityView
+    ) -> None:
+        """Every block of the image may be written: image_mib must fit the scratch pool's budget."""
+        explicit = self.explicit("image_mib", params, requested)
+        rbd_image_mib(view, scratch_location(options)[0], params["image_mib"], explicit, self.params[2].low)
+
+    def run(self, ctx: Context) -> List[Measurement]:
+        import rbd
+
+        ensure_pool(ctx.adapter, ctx.options, ctx.pool_creations, ctx.log)
+        pool, ns = scratch_location(ctx.options)
+        name = _image_name(ctx.run_id)
+        ctx.register_scratch({"pool": pool, "namespace": ns, "image": name})
+        ioctx = _open_namespace(ctx.adapter, pool, ns)
+        try:
+            explicit = self.explicit("image_mib", ctx.params, ctx.requested)  # capacity: refused or cut
+            size = rbd_image_mib(ctx.check_capacity(self), pool, ctx.params["image_mib"], explicit, 16) * MIB
+            rbd.RBD().create(ioctx, name, size)
+            image = rbd.Image(ioctx, name)
+            try:
+                data = os.urandom(BLOCK)
+                blocks = size // BLOCK
+                seconds, depth = ctx.params["seconds"], ctx.params["queue_depth"]
+
+                def write(_i: int, cb: Any) -> Any:
+                    return image.aio_write(data, random.randrange(blocks) * BLOCK, cb)
+
+                def read(_i: int, cb: Any) -> Any:
+                    return image.aio_read(random.randrange(blocks) * BLOCK, BLOCK, cb)
+
+                w = run_at_queue_depth(
+                    ctx,
+                    seconds,
+                    depth,
+                    write,
+                    "rbd writes",
+                    0.0,
+                    recheck=ctx.space_recheck(lambda v: pool_osds(v, pool)),
+                )
+                r = run_at_queue_depth(ctx, seconds, depth, read, "rbd reads", 0.5)
+            finally:
+                image.close()
+            rbd.RBD().remove(ioctx, name)
+        finally:
+            ioctx.close()
+        out = []
+        for result, op in ((w, "write"), (r, "read")):
+            out.append(Measurement(self.name, op + "_iops_4k", None, result.ops_per_second, "iops"))
+            out.append(Measurement(self.name, op + "_latency_mean", None, result.mean_latency, "seconds"))
+        return out
+
+    def cleanup(
+        self, adapter: Any, io_factory: Any, scratch: Dict[str, Any], log: Any, options: Dict[str, Any]
+    ) -> None:
+        import rbd
+
+        # Entries written before images moved into the scratch namespace have none: the default one.
+        ioctx = adapter.open_ioctx(scratch["pool"])
+        try:
+            ioctx.set_namespace(scratch.get("namespace", ""))
+            rbd.RBD().remove(ioctx, scratch["image"])
+            log.info("removed scratch image %s/%s", scratch["pool"], scratch["image"])
+        except (rbd.ImageNotFound, rbd.ObjectNotFound):
+            pass  # gone already, or its namespace never came to be
+        finally:
+            ioctx.close()
+
+    def recovered_entries(self, run_id: str, options: Dict[str, Any], adapter: Any) -> List[Dict[str, Any]]:
+        pool, ns = scratch_location(options)
+        return [{"pool": pool, "namespace": ns, "image": _image_name(run_id)}]
+
+
+def _open_namespace(adapter: Any, pool: str, namespace: str) -> Any:
+    """An I/O context on the scratch namespace of the scratch pool, the RBD namespace created if missing:
+    the image, and the rbd_directory and rbd_trash objects librbd keeps beside it, stay in it."""
+    import rbd
+
+    ioctx = adapter.open_ioctx(pool)
+    try:
+        if namespace and not rbd.RBD().namespace_exists(ioctx, namespace):
+            rbd.RBD().namespace_create(ioctx, namespace)
+        ioctx.set_namespace(namespace)
+    except Exception:
+        ioctx.close()
+        raise
+    return ioctx
