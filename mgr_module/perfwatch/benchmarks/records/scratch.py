@@ -57,7 +57,7 @@ def clean_scratch(data: Any) -> common.Cleaned:
 
 
 def clean_recovered(data: Any) -> common.Cleaned:
-    """bench/recovered_scratch: run id -> kind ("" when unknown), of runs named by broken scratch common."""
+    """bench/recovered_scratch: run id -> kind ("" when unknown), of runs named by broken scratch records."""
 
     def problem(run_id: str, kind: Any) -> Optional[str]:
         return None if run_id and isinstance(kind, str) else "recovered run id {!r}: {!r}".format(run_id, kind)
