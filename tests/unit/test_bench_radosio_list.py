@@ -6,8 +6,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from perfwatch.benchmarks.base import BenchError
-from perfwatch.benchmarks.kinds.rados_io import OpTimeout, RadosIO
+from perfwatch.benchmarks.base import BenchError, OpTimeout
+from perfwatch.benchmarks.kinds.rados_io import RadosIO
 
 
 class Obj:

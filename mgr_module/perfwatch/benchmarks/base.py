@@ -24,6 +24,10 @@ class Cancelled(BenchError):
     pass
 
 
+class OpTimeout(BenchError):
+    """A Ceph operation that did not answer in time: it may still land after the run's cleanup."""
+
+
 class ParamSpec(NamedTuple):
     name: str
     default: int

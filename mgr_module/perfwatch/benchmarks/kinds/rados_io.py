@@ -6,14 +6,10 @@ import threading
 import time
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from ..base import BenchError
+from ..base import BenchError, OpTimeout
 
 REMOVE_DEPTH = 64  # removals in flight when scratch is cleaned up (of our own objects, in our own pool)
 LIST_SECONDS = 60.0  # a listing not ended by then (a PG of the pool not active) is given up; the next pass lists again
-
-
-class OpTimeout(BenchError):
-    pass
 
 
 class _Waiter:

@@ -10,9 +10,8 @@ import threading
 import time
 from typing import Any, Callable, Dict, List, Optional
 
-from ..base import BenchError, Benchmark, Cancelled
+from ..base import BenchError, Benchmark, Cancelled, OpTimeout
 from ..kinds.probe_coverage import ProbeCoverage
-from ..kinds.rados_io import OpTimeout
 from ..records.store import BenchStore
 from ..run import Run, new_run_id
 from . import guard, scratch_pool
