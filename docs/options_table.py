@@ -31,6 +31,34 @@ def _text(text: str) -> str:
     return "`".join(p if i % 2 else p.replace("<", "&lt;").replace(">", "&gt;") for i, p in enumerate(parts))
 
 
+# The README section that says more of an option: (its title, its anchor). tests/unit/test_doc_references.py
+# fails on an anchor the README does not have.
+SWITCH = ("When to switch", "when-to-switch-the-daemon-counters-to-the-host-exporters")
+COVERAGE = ("Every OSD measured", "every-osd-measured")
+S3_USER = ("The rgw probe's S3 user", "the-rgw-probes-s3-user")
+WHOSE_LOAD = ("Whose load", "whose-load")
+SEE = {
+    "ssl": ("Security", "security"),
+    "daemon_counters_source": SWITCH,
+    "bench_export_baselines": SWITCH,
+    "scratch_pool_pg_num": COVERAGE,
+    "scratch_pool_pgs_per_osd": COVERAGE,
+    "rados_probe_osds_per_round": COVERAGE,
+    **{name: S3_USER for name in ("rgw_s3_endpoint", "rgw_s3_access_key", "rgw_s3_secret_key")},
+    **{name: WHOSE_LOAD for name in ("load_attribution", "load_client_sample", "load_top_clients")},
+    **{name: WHOSE_LOAD for name in ("load_top_per_osd", "load_osd_series_max")},
+}
+
+
+def _what(option: dict[str, Any]) -> str:
+    """The short description, and a link to the section that says more."""
+    text = _cell(option["desc"])
+    if option["name"] in SEE:
+        title, anchor = SEE[option["name"]]
+        text += f" (see [{title}](#{anchor}))"
+    return text
+
+
 def _cell(text: str) -> str:
     """Table-safe: a `|` would end the cell."""
     return _text(text).replace("|", "\\|")
@@ -57,10 +85,7 @@ def render(options: list[dict[str, Any]] = OPTIONS) -> str:
     rows = [
         "| option | type | default | range | what it does |",
         "| --- | --- | --- | --- | --- |",
-        *(
-            f"| `{o['name']}` | {o['type']} | {_cell(_default(o))} | {_cell(_range(o))} | {_cell(o['desc'])} |"
-            for o in options
-        ),
+        *(f"| `{o['name']}` | {o['type']} | {_cell(_default(o))} | {_cell(_range(o))} | {_what(o)} |" for o in options),
     ]
     notes = [f"- `{o['name']}`: {_text(o['long_desc'])}" for o in options if o.get("long_desc")]
     return "\n".join([*rows, "", "More on some of them:", "", *notes]) if notes else "\n".join(rows)

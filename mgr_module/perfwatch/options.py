@@ -14,7 +14,7 @@ OPTIONS: List[OptionSpec] = [
         "type": "str",
         "default": "::",
         "desc": "Address the metrics endpoint listens on ('::' is every address, IPv4 too)",
-        "long_desc": "An IPv4 or IPv6 address. Set per mgr with mgr/perfwatch/<mgr id>/server_addr. "
+        "long_desc": "An IPv4 or IPv6 address. Set per mgr with `mgr/perfwatch/<mgr id>/server_addr`. "
         "Any other value is refused (PERFWATCH_CONFIG_INVALID) and the endpoint stays where it was.",
         "runtime": True,
     },
@@ -25,7 +25,7 @@ OPTIONS: List[OptionSpec] = [
         "min": 1024,
         "max": 65535,
         "desc": "Port of the metrics endpoint (Ceph's prometheus module has 9283)",
-        "long_desc": "Set per mgr with mgr/perfwatch/<mgr id>/server_port, e.g. when two mgrs share a host.",
+        "long_desc": "Set per mgr with `mgr/perfwatch/<mgr id>/server_port`, e.g. when two mgrs share a host.",
         "runtime": True,
     },
     {
@@ -33,12 +33,12 @@ OPTIONS: List[OptionSpec] = [
         "type": "bool",
         "default": False,
         "desc": "Serve the metrics endpoint over HTTPS (certificate: ceph perfwatch set-ssl-certificate -i)",
-        "long_desc": "The certificate and key come from the mgr store: ceph perfwatch set-ssl-certificate "
-        "[<mgr id>] -i cert.pem and set-ssl-certificate-key [<mgr id>] -i key.pem (config-keys "
-        "mgr/perfwatch/crt and mgr/perfwatch/key, or mgr/perfwatch/<mgr id>/crt and .../key). With ssl on "
-        "and no certificate the endpoint serves nothing (never plain HTTP) and PERFWATCH_ENDPOINT says why. "
-        "ceph perfwatch set-ssl-client-ca -i ca.pem makes clients present a certificate that CA signed; "
-        "ceph perfwatch set-basic-auth <user> -i password-file asks for a password.",
+        "long_desc": "The certificate and key come from the mgr store: `ceph perfwatch set-ssl-certificate "
+        "[<mgr id>] -i cert.pem` and `ceph perfwatch set-ssl-certificate-key [<mgr id>] -i key.pem` (config-keys "
+        "`mgr/perfwatch/crt` and `mgr/perfwatch/key`, or `mgr/perfwatch/<mgr id>/crt` and `.../key`). With ssl "
+        "on and no certificate the endpoint serves nothing (never plain HTTP) and PERFWATCH_ENDPOINT says why. "
+        "`ceph perfwatch set-ssl-client-ca -i ca.pem` makes clients present a certificate that CA signed; "
+        "`ceph perfwatch set-basic-auth <user> -i password-file` asks for a password.",
         "runtime": True,
     },
     {
@@ -214,8 +214,9 @@ BENCH_OPTIONS: List[OptionSpec] = [
         "runtime": True,
         "desc": "Access key of the S3 user the rgw probe signs with (never shown); "
         "prefer ceph perfwatch set-s3-credentials -i FILE",
-        "long_desc": "An option value stays in `ceph config log` and in shell history. "
-        "ceph perfwatch set-s3-credentials -i FILE stores both keys in the mgr store instead, and wins.",
+        "long_desc": "Shown as <set> or <not set>, never its value. An option value stays in `ceph config log` "
+        "and in shell history: `ceph perfwatch set-s3-credentials -i FILE` stores both keys in the mgr store "
+        "instead, and wins.",
     },
     {
         "name": "rgw_s3_secret_key",
@@ -224,8 +225,8 @@ BENCH_OPTIONS: List[OptionSpec] = [
         "runtime": True,
         "desc": "Secret key of that S3 user (never shown, logged or exported); "
         "prefer ceph perfwatch set-s3-credentials -i FILE",
-        "long_desc": "An option value stays in `ceph config log` and in shell history. "
-        "ceph perfwatch set-s3-credentials -i FILE stores both keys in the mgr store instead, and wins.",
+        "long_desc": "Never shown, logged or exported. Like the access key's, an option value stays in `ceph "
+        "config log` and in shell history: prefer `ceph perfwatch set-s3-credentials -i FILE`.",
     },
     {
         "name": "rgw_s3_bucket",
