@@ -99,6 +99,27 @@ def wait_quiet(lab: LabHandle) -> None:
         time.sleep(POLL)
 
 
+# What each verdict reads, busiest first: printed when an expected alert did not fire (the CI keeps only the
+# output), to tell a knob that did not bite from a verdict that did not judge.
+VERDICT_INPUTS = (
+    "topk(6, host_nic:ceph_perfwatch_network_utilisation:ratio)",
+    "topk(4, host_device:node_disk_busy:ratio)",
+    "topk(4, osd:ceph_perfwatch_cpu_quota_usage:ratio)",
+    "osd:ceph_perfwatch_saturation:verdict == 1",
+)
+
+
+def verdict_inputs(lab: LabHandle) -> str:
+    lines = []
+    for expr in VERDICT_INPUTS:
+        try:
+            rows = [(r["metric"], r["value"][1]) for r in query(lab, expr)]
+        except Exception as exc:  # evidence for a failure already being reported
+            rows = [({"error": repr(exc)}, "")]
+        lines.append(f"{expr}: {rows}")
+    return "\n".join(lines)
+
+
 def knob_fires_then_resolves(
     lab: LabHandle,
     knob: list[str],
@@ -125,7 +146,9 @@ def knob_fires_then_resolves(
                 else:
                     others.add(key(alert))
         to_fire = time.monotonic() - load.started
-        assert fired is not None, f"{expected} did not fire within {FIRE_WITHIN:.0f} s; others: {others}"
+        assert fired is not None, (
+            f"{expected} did not fire within {FIRE_WITHIN:.0f} s; others: {others}\n{verdict_inputs(lab)}"
+        )
         if on_fire is not None:
             matching = [a for a in am_alerts(lab, annotations=True) if all(a.get(k) == v for k, v in expected.items())]
             on_fire(matching[0] if matching else fired)
