@@ -1,10 +1,13 @@
-"""CephAdapter inside ceph-mgr: tell commands through send_command, maps and counters through get();
-and MgrProgress, the benchmarks' heavy rounds shown in `ceph progress`.
+"""CephAdapter inside ceph-mgr: tell and mon commands through the module's librados handle, maps and
+counters through get(); and MgrProgress, the benchmarks' heavy rounds shown in `ceph progress`.
 
-At most one request per OSD is outstanding: a request that timed out stays registered until the OSD
+Commands go through librados, not the mgr's send_command, which crashes Ceph 18.2's mgr on Python 3.13
+(call_pool.py says how). librados' calls block, so each runs in a thread of a CallPool with a timeout.
+
+At most one request per OSD is outstanding: a request that timed out stays outstanding until the OSD
 answers it, and until then that OSD is reported busy instead of being sent another. A request with no
-answer after three timeouts (at least 30 s) is given up, so one lost request cannot silence an OSD for
-good; outstanding requests per OSD stay bounded all the same.
+answer after three timeouts (at least 30 s) may be followed by one more, so one lost request cannot
+silence an OSD for good; never more than two are outstanding per OSD (and four to the mons).
 """
 
 import json
@@ -12,13 +15,14 @@ import threading
 import time
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from mgr_module import CommandResult, MgrModule
+from mgr_module import MgrModule
 
 from .adapter import CephAdapter, FetchError
 from .benchmarks.kinds.commit_evidence import commit_reading
 from .benchmarks.kinds.rados_io import RadosIO
 from .benchmarks.lifecycle.capacity import CapacityView, view_from_payloads
 from .benchmarks.lifecycle.planning import OsdInfo
+from .call_pool import Busy, CallPool, TimedOut
 from .daemon_counters import counters
 from .daemon_counters.fetch_reasons import REASON_BUSY, REASON_DECODE, REASON_ERROR, REASON_TIMEOUT
 from .mgr_pools import PoolMaps
@@ -30,7 +34,8 @@ class MgrAdapter(PoolMaps, CephAdapter):
         self.module = module
         self.timeout = timeout  # the request_timeout option, read at each call
         self._lock = threading.Lock()
-        self._outstanding: Dict[int, Tuple[CommandResult, float]] = {}  # osd -> (request, sent at)
+        self._rados: Any = None  # the module's librados handle, connected on first use
+        self._calls = CallPool("perfwatch-command")
         self._labeled_failed = False  # the last labeled-counter call failed (warned once, then debug)
 
     def osds(self) -> List[Tuple[int, bool]]:
@@ -40,34 +45,52 @@ class MgrAdapter(PoolMaps, CephAdapter):
     def osd_networks(self) -> List[OsdNetwork]:
         return networks(self.module.get("osd_map") or {}, self.module.get("osd_metadata") or {})
 
+    def _librados(self) -> Any:
+        with self._lock:  # MgrModule.rados connects on first use: once, not once per thread
+            if self._rados is None:
+                try:
+                    self._rados = self.module.rados
+                except Exception as exc:
+                    raise FetchError(REASON_ERROR, "the module's librados handle: {!r}".format(exc)) from exc
+            return self._rados
+
+    def _command(self, key: str, call: Callable[[], Any], timeout: float, what: str, limit: int, retry: bool) -> Any:
+        """(r, outbuf bytes, outs) of a librados command call, or FetchError busy/timeout."""
+        retry_after = max(3 * timeout, 30.0) if retry else None
+
+        def retried(waited: float) -> None:
+            self.module.log.warning("%s never answered a request sent %.0f s ago; sending another", what, waited)
+
+        try:
+            return self._calls.call(key, call, timeout, limit, retry_after, retried if retry else None)
+        except Busy as exc:
+            raise FetchError(REASON_BUSY, "{} has not answered an earlier request ({})".format(what, exc)) from exc
+        except TimedOut as exc:
+            raise FetchError(REASON_TIMEOUT, "{}: no answer in {:.0f} s".format(what, timeout)) from exc
+        except Exception as exc:  # librados itself failed (rados.Error): the answer is an error all the same
+            raise FetchError(REASON_ERROR, "{}: {!r}".format(what, exc)) from exc
+
     def tell_osd_text(self, osd_id: int, command: Dict[str, Any], timeout: float) -> str:
-        with self._lock:
-            previous = self._outstanding.get(osd_id)
-            if previous is not None and not previous[0].ev.is_set():
-                waited = time.monotonic() - previous[1]
-                if waited < max(3 * timeout, 30.0):
-                    raise FetchError(REASON_BUSY, "osd.{} has not answered an earlier request".format(osd_id))
-                self.module.log.warning("osd.%d never answered a request sent %.0f s ago; giving it up", osd_id, waited)
-            result = CommandResult("")
-            self._outstanding[osd_id] = (result, time.monotonic())
-        self.module.send_command(result, "osd", str(osd_id), json.dumps(command), "")
-        if not result.ev.wait(timeout):
-            raise FetchError(REASON_TIMEOUT, "osd.{}: no answer in {:.0f} s".format(osd_id, timeout))
-        with self._lock:
-            if self._outstanding.get(osd_id, (None, 0.0))[0] is result:
-                del self._outstanding[osd_id]
-        if result.r != 0:
-            raise FetchError(REASON_ERROR, "osd.{}: {} {}".format(osd_id, result.r, result.outs.strip()))
-        if not result.outb.strip():
+        what = "osd.{}".format(osd_id)
+        text = json.dumps(command)
+        rados = self._librados()
+        r, outb, outs = self._command(
+            what, lambda: rados.osd_command(osd_id, text, b""), timeout, what, limit=2, retry=True
+        )
+        outs = str(outs or "").strip()
+        if r != 0:
+            raise FetchError(REASON_ERROR, "{}: {} {}".format(what, r, outs))
+        answer = outb.decode("utf-8", "replace") if isinstance(outb, bytes) else str(outb or "")
+        if not answer.strip():
             # What a daemon that died (or restarted) while the command ran leaves behind: r 0, no output.
             # Every command perfwatch sends answers JSON, so this is never a real answer.
             raise FetchError(
                 REASON_ERROR,
-                "osd.{} returned no answer (the daemon may have crashed or restarted){}".format(
-                    osd_id, ": " + result.outs.strip() if result.outs.strip() else ""
+                "{} returned no answer (the daemon may have crashed or restarted){}".format(
+                    what, ": " + outs if outs else ""
                 ),
             )
-        return str(result.outb)
+        return answer
 
     def tell_osd(self, osd_id: int, command: Dict[str, Any], timeout: float) -> Any:
         text = self.tell_osd_text(osd_id, command, timeout)
@@ -117,14 +140,14 @@ class MgrAdapter(PoolMaps, CephAdapter):
     # --- what benchmarks need --------------------------------------------------------------------
 
     def mon_command(self, command: Dict[str, Any]) -> Any:
-        result = CommandResult("")
-        self.module.send_command(result, "mon", "", json.dumps(dict(command, format="json")), "")
-        timeout = self.timeout()
-        if not result.ev.wait(timeout):
-            raise FetchError(REASON_TIMEOUT, "mon: {} got no answer in {:.0f} s".format(command["prefix"], timeout))
-        if result.r != 0:
-            raise FetchError(REASON_ERROR, "mon: {}: {} {}".format(command["prefix"], result.r, result.outs.strip()))
-        return json.loads(result.outb) if result.outb.strip() else None
+        text = json.dumps(dict(command, format="json"))
+        rados = self._librados()
+        what = "mon: {}".format(command["prefix"])
+        r, outb, outs = self._command("mon", lambda: rados.mon_command(text, b""), self.timeout(), what, 4, False)
+        if r != 0:
+            raise FetchError(REASON_ERROR, "{}: {} {}".format(what, r, str(outs or "").strip()))
+        answer = outb.decode("utf-8", "replace") if isinstance(outb, bytes) else str(outb or "")
+        return json.loads(answer) if answer.strip() else None
 
     def osd_infos(self) -> List[OsdInfo]:
         up = dict(self.osds())

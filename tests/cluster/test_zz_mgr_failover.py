@@ -186,3 +186,17 @@ def test_what_the_module_shows_of_its_history_survives_a_failover_past_the_mons_
     # The eight net runs on a shared 2-core machine may find one OSD's ping far slower than its peers' (a
     # run on a loaded Reef lab: 0.31x): that is the module judging a result, not the lab left unwell.
     lab.wait_healthy(120, "HEALTH_OK after the failovers", ignore=("PERFWATCH_BENCH_REGRESSION",))
+
+
+def test_no_mgr_of_the_session_lab_crashed(lab: LabHandle) -> None:
+    """Whatever ran before (every test of the session lab), no mgr died of a signal: perfwatch runs inside
+    the mgr, and Reef's mgr once crashed in CI (`Gil::~Gil` <- `MonCommandCompletion::finish`) of the
+    send_command calls the module then made. Killing a mgr on purpose (SIGKILL) logs nothing; a crash logs
+    Ceph's `*** Caught signal`, with its backtrace after it."""
+    crashes = {}
+    for path in sorted((lab.dir / "log").glob("ceph-mgr.*.log")):
+        lines = path.read_text(errors="replace").splitlines()
+        at = [i for i, line in enumerate(lines) if "*** Caught signal" in line]
+        if at:
+            crashes[path.name] = "\n".join(lines[at[0] : at[0] + 14])
+    assert not crashes, "\n\n".join(f"{name}:\n{trace}" for name, trace in crashes.items())

@@ -5,7 +5,6 @@ and the perf-counter calls (mgr_adapter.py)."""
 import importlib
 import logging
 import sys
-import threading
 import types
 from collections.abc import Iterator
 from typing import Any, ClassVar
@@ -108,11 +107,6 @@ def test_a_mgr_with_neither_api_fails_the_import_loudly(load_compat: Any) -> Non
 def adapter_for(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     fake = types.ModuleType("mgr_module")
 
-    class CommandResult:
-        def __init__(self, tag: str) -> None:
-            self.ev = threading.Event()
-
-    fake.CommandResult = CommandResult  # type: ignore[attr-defined]
     fake.MgrModule = object  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "mgr_module", fake)
     monkeypatch.delitem(sys.modules, "perfwatch.mgr_adapter", raising=False)

@@ -1,0 +1,131 @@
+"""Blocking calls with a timeout, and never a pile of them to one daemon.
+
+librados' command calls (`Rados.osd_command`, `Rados.mon_command`) block the calling thread until the
+daemon answers; the Python binding ignores its `timeout` argument. CallPool runs each call in one of its
+own threads and the caller waits at most its timeout. A call that timed out goes on in its thread until
+librados returns; until then it counts as outstanding for its key (one OSD, or the mons), and a key with
+`limit` calls outstanding is refused (Busy) instead of being sent another. A second call while the first is
+still out is allowed only once the first has waited `retry_after` seconds (so one request lost by a daemon
+cannot silence it for good), and never more than `limit` at once: threads stay bounded by the keys.
+
+Threads are reused: one that finished a call takes the next, an idle one ends after `idle_seconds`.
+
+Why not the mgr's send_command (which does take a completion and so needs no thread): on Ceph 18.2 the
+mgr completes it on its own finisher thread by borrowing the *calling* Python thread's state and swapping
+back to it after waking the caller; on Python 3.13 that swap releases the GIL, so the woken caller can run
+on, end its thread and free that state first, and the mgr then crashes in `PyThreadState_Swap` (seen on
+Debian trixie's 18.2.7: `Gil::~Gil` <- `MonCommandCompletion::finish`). librados' calls run in the caller's
+own thread and call no Python back.
+
+Pure threading: no Ceph here.
+"""
+
+import collections
+import threading
+import time
+from typing import Any, Callable, Deque, Dict, Hashable, List, Optional
+
+
+class Busy(Exception):
+    """The key has as many calls outstanding as it may have."""
+
+
+class TimedOut(Exception):
+    """No answer within the caller's timeout; the call goes on in its thread."""
+
+
+class _Call:
+    def __init__(self, key: Hashable, fn: Callable[[], Any], sent: float) -> None:
+        self.key = key
+        self.fn = fn
+        self.sent = sent
+        self.done = threading.Event()
+        self.result: Any = None
+        self.error: Optional[BaseException] = None
+
+
+class CallPool:
+    def __init__(
+        self, name: str = "perfwatch-call", idle_seconds: float = 60.0, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self._name = name
+        self._idle_seconds = idle_seconds
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._wake = threading.Condition(self._lock)
+        self._jobs: Deque[_Call] = collections.deque()
+        self._idle = 0  # threads waiting for a job
+        self._threads = 0  # threads alive (idle or calling)
+        self._started = 0  # threads ever started, for names
+        self._outstanding: Dict[Hashable, List[_Call]] = {}
+
+    def call(
+        self,
+        key: Hashable,
+        fn: Callable[[], Any],
+        timeout: float,
+        limit: int = 1,
+        retry_after: Optional[float] = None,
+        on_retry: Optional[Callable[[float], None]] = None,
+    ) -> Any:
+        """fn()'s value, or its exception; TimedOut after `timeout` s; Busy when `key` has `limit` calls out,
+        or any call out that has waited less than `retry_after` s (None: calls up to `limit` at once).
+        on_retry(seconds the oldest has waited) is called when a call is sent beside an unanswered one."""
+        waited = None
+        with self._lock:
+            out = self._outstanding.get(key, [])
+            if out:
+                waited = self._clock() - out[0].sent
+                if len(out) >= max(1, limit) or (retry_after is not None and waited < retry_after):
+                    raise Busy("{} call(s) unanswered, the oldest for {:.0f} s".format(len(out), waited))
+            job = _Call(key, fn, self._clock())
+            self._outstanding.setdefault(key, []).append(job)
+            self._jobs.append(job)
+            if len(self._jobs) > self._idle:
+                self._start_thread()
+            else:
+                self._wake.notify()
+        if waited is not None and on_retry is not None:
+            on_retry(waited)
+        if not job.done.wait(timeout):
+            raise TimedOut("no answer in {:.0f} s".format(timeout))
+        if job.error is not None:
+            raise job.error
+        return job.result
+
+    def outstanding(self, key: Hashable) -> int:
+        with self._lock:
+            return len(self._outstanding.get(key, []))
+
+    def threads(self) -> int:
+        with self._lock:
+            return self._threads
+
+    def _start_thread(self) -> None:  # with the lock held
+        self._threads += 1
+        self._started += 1
+        name = "{}-{}".format(self._name, self._started)
+        threading.Thread(target=self._work, name=name, daemon=True).start()
+
+    def _work(self) -> None:
+        while True:
+            with self._lock:
+                while not self._jobs:
+                    self._idle += 1
+                    woken = self._wake.wait(self._idle_seconds)
+                    self._idle -= 1
+                    if not woken and not self._jobs:
+                        self._threads -= 1
+                        return
+                job = self._jobs.popleft()
+            try:
+                job.result = job.fn()
+            except BaseException as exc:  # handed to the caller, whatever it is
+                job.error = exc
+            with self._lock:
+                out = self._outstanding.get(job.key, [])
+                if job in out:
+                    out.remove(job)
+                if not out:
+                    self._outstanding.pop(job.key, None)
+                job.done.set()

@@ -1,0 +1,155 @@
+"""CallPool: blocking calls (librados' command calls) with a timeout, a bound on the calls outstanding per
+key, threads reused and ended when idle. Real threads; the blocked 'daemon' is an Event the test sets."""
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from perfwatch.call_pool import Busy, CallPool, TimedOut
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def answer() -> Iterator[threading.Event]:
+    """What a hung daemon's calls wait for; set at the end so no thread stays blocked after a test."""
+    event = threading.Event()
+    yield event
+    event.set()
+
+
+def blocked_until(event: threading.Event, value: str = "late") -> Callable[[], str]:
+    def call() -> str:
+        event.wait(10)
+        return value
+
+    return call
+
+
+def wait_for(predicate: Callable[[], bool], seconds: float = 5.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not predicate() and time.monotonic() < deadline:
+        time.sleep(0.005)
+    assert predicate()
+
+
+def test_a_call_returns_its_value_and_raises_its_exception() -> None:
+    pool = CallPool()
+    assert pool.call("osd.0", lambda: (0, b"{}", ""), 5.0) == (0, b"{}", "")
+
+    def fails() -> None:
+        raise ValueError("librados said no")
+
+    with pytest.raises(ValueError, match="librados said no"):
+        pool.call("osd.0", fails, 5.0)
+    assert pool.outstanding("osd.0") == 0
+
+
+def test_a_call_with_no_answer_times_out_and_stays_outstanding_until_it_ends(answer: threading.Event) -> None:
+    pool = CallPool()
+    started = time.monotonic()
+    with pytest.raises(TimedOut, match="no answer in 0 s"):
+        pool.call("osd.1", blocked_until(answer), 0.2)
+    assert 0.2 <= time.monotonic() - started < 2.0
+    assert pool.outstanding("osd.1") == 1
+    answer.set()
+    wait_for(lambda: pool.outstanding("osd.1") == 0)
+
+
+def test_a_key_with_an_unanswered_call_is_busy_until_it_ends(answer: threading.Event) -> None:
+    pool = CallPool()
+    with pytest.raises(TimedOut):
+        pool.call("osd.1", blocked_until(answer), 0.05)
+    with pytest.raises(Busy, match="1 call"):
+        pool.call("osd.1", lambda: "never sent", 5.0)
+    assert pool.call("osd.2", lambda: "another OSD", 5.0) == "another OSD"  # other keys are not held up
+    answer.set()
+    wait_for(lambda: pool.outstanding("osd.1") == 0)
+    assert pool.call("osd.1", lambda: "answered again", 5.0) == "answered again"
+
+
+def test_after_retry_after_seconds_one_more_call_goes_out_and_no_third(answer: threading.Event) -> None:
+    clock = Clock()
+    pool = CallPool(clock=clock)
+    retries: list[float] = []
+    with pytest.raises(TimedOut):
+        pool.call("osd.3", blocked_until(answer), 0.05, limit=2, retry_after=30.0)
+    clock.now += 29.0
+    with pytest.raises(Busy):
+        pool.call("osd.3", lambda: "too soon", 5.0, limit=2, retry_after=30.0, on_retry=retries.append)
+    clock.now += 1.0
+    assert pool.call("osd.3", lambda: "retried", 5.0, limit=2, retry_after=30.0, on_retry=retries.append) == "retried"
+    assert retries == [30.0]
+    with pytest.raises(TimedOut):
+        pool.call("osd.3", blocked_until(answer), 0.05, limit=2, retry_after=30.0)
+    clock.now += 1000.0
+    with pytest.raises(Busy, match="2 call"):
+        pool.call("osd.3", lambda: "third", 5.0, limit=2, retry_after=30.0)
+    assert pool.outstanding("osd.3") == 2
+
+
+def test_without_retry_after_calls_go_out_side_by_side_up_to_the_limit(answer: threading.Event) -> None:
+    pool = CallPool()
+    results: list[object] = []
+
+    def call_mon() -> None:
+        try:
+            results.append(pool.call("mon", blocked_until(answer, "answered"), 5.0, limit=2))
+        except Exception as exc:
+            results.append(exc)
+
+    callers = [threading.Thread(target=call_mon) for _ in range(2)]
+    for caller in callers:
+        caller.start()
+    wait_for(lambda: pool.outstanding("mon") == 2)
+    with pytest.raises(Busy):
+        pool.call("mon", lambda: "third", 5.0, limit=2)
+    answer.set()
+    for caller in callers:
+        caller.join(5)
+    assert results == ["answered", "answered"]
+
+
+def test_a_blocked_call_never_delays_another_keys_call(answer: threading.Event) -> None:
+    """Each call has a thread: a hung OSD's call holds its thread, not the next OSD's answer."""
+    pool = CallPool()
+    for osd in range(5):
+        with pytest.raises(TimedOut):
+            pool.call(osd, blocked_until(answer), 0.01)
+    started = time.monotonic()
+    assert pool.call(99, lambda: "quick", 5.0) == "quick"
+    assert time.monotonic() - started < 1.0
+    assert pool.threads() == 6
+
+
+def test_threads_are_reused_and_end_when_idle() -> None:
+    pool = CallPool(idle_seconds=0.2)
+    for _ in range(50):
+        pool.call("osd.0", lambda: None, 5.0)
+    assert pool.threads() == 1
+    wait_for(lambda: pool.threads() == 0)
+    assert pool.call("osd.0", lambda: "after idle", 5.0) == "after idle"
+
+
+def test_many_callers_at_once_each_get_their_own_answer() -> None:
+    pool = CallPool()
+    got: dict[int, object] = {}
+
+    def caller(i: int) -> None:
+        got[i] = pool.call(i, lambda: i * i, 5.0)
+
+    threads = [threading.Thread(target=caller, args=(i,)) for i in range(40)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(10)
+    assert got == {i: i * i for i in range(40)}
+    assert all(pool.outstanding(i) == 0 for i in range(40))
