@@ -6,7 +6,8 @@ own threads and the caller waits at most its timeout. A call that timed out goes
 librados returns; until then it counts as outstanding for its key (one OSD, or the mons), and a key with
 `limit` calls outstanding is refused (Busy) instead of being sent another. A second call while the first is
 still out is allowed only once the first has waited `retry_after` seconds (so one request lost by a daemon
-cannot silence it for good), and never more than `limit` at once: threads stay bounded by the keys.
+cannot silence it for good), and never more than `limit` at once; nor more than `max_outstanding` calls in
+all (so even a cluster whose every OSD hangs costs a bounded number of threads).
 
 Threads are reused: one that finished a call takes the next, an idle one ends after `idle_seconds`.
 
@@ -46,9 +47,15 @@ class _Call:
 
 class CallPool:
     def __init__(
-        self, name: str = "perfwatch-call", idle_seconds: float = 60.0, clock: Callable[[], float] = time.monotonic
+        self,
+        name: str = "perfwatch-call",
+        idle_seconds: float = 60.0,
+        clock: Callable[[], float] = time.monotonic,
+        max_outstanding: int = 512,
     ) -> None:
         self._name = name
+        self._max_outstanding = max_outstanding
+        self._total = 0  # calls outstanding, all keys
         self._idle_seconds = idle_seconds
         self._clock = clock
         self._lock = threading.Lock()
@@ -78,6 +85,9 @@ class CallPool:
                 waited = self._clock() - out[0].sent
                 if len(out) >= max(1, limit) or (retry_after is not None and waited < retry_after):
                     raise Busy("{} call(s) unanswered, the oldest for {:.0f} s".format(len(out), waited))
+            if self._total >= self._max_outstanding:
+                raise Busy("{} calls unanswered in all, as many as may be".format(self._total))
+            self._total += 1
             job = _Call(key, fn, self._clock())
             self._outstanding.setdefault(key, []).append(job)
             self._jobs.append(job)
@@ -128,4 +138,5 @@ class CallPool:
                     out.remove(job)
                 if not out:
                     self._outstanding.pop(job.key, None)
+                self._total -= 1
                 job.done.set()

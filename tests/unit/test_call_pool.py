@@ -153,3 +153,16 @@ def test_many_callers_at_once_each_get_their_own_answer() -> None:
         thread.join(10)
     assert got == {i: i * i for i in range(40)}
     assert all(pool.outstanding(i) == 0 for i in range(40))
+
+
+def test_calls_outstanding_in_all_are_bounded_whatever_the_keys(answer: threading.Event) -> None:
+    pool = CallPool(max_outstanding=3)
+    for osd in range(3):
+        with pytest.raises(TimedOut):
+            pool.call(osd, blocked_until(answer), 0.01)
+    with pytest.raises(Busy, match="3 calls unanswered in all"):
+        pool.call(3, lambda: "a fourth OSD", 5.0)
+    assert pool.threads() == 3
+    answer.set()
+    wait_for(lambda: sum(pool.outstanding(osd) for osd in range(3)) == 0)
+    assert pool.call(3, lambda: "room again", 5.0) == "room again"
