@@ -7,7 +7,9 @@ librados returns; until then it counts as outstanding for its key (one OSD, or t
 `limit` calls outstanding is refused (Busy) instead of being sent another. A second call while the first is
 still out is allowed only once the first has waited `retry_after` seconds (so one request lost by a daemon
 cannot silence it for good), and never more than `limit` at once; nor more than `max_outstanding` calls in
-all (so even a cluster whose every OSD hangs costs a bounded number of threads).
+all in one pool (so even a cluster whose every OSD hangs costs a bounded number of threads; the module
+has two pools, one per adapter: collection and benchmarks). A call whose thread cannot be started is
+refused (Busy), never left queued to be sent later.
 
 Threads are reused: one that finished a call takes the next, an idle one ends after `idle_seconds`.
 
@@ -92,7 +94,17 @@ class CallPool:
             self._outstanding.setdefault(key, []).append(job)
             self._jobs.append(job)
             if len(self._jobs) > self._idle:
-                self._start_thread()
+                try:
+                    self._start_thread()
+                except RuntimeError:  # the process is at its thread limit: the call is not sent at all
+                    self._jobs.remove(job)
+                    self._threads -= 1
+                    self._total -= 1
+                    out = self._outstanding.get(key, [])
+                    out.remove(job)
+                    if not out:
+                        self._outstanding.pop(key, None)
+                    raise Busy("no thread to send it with (the process is at its thread limit)") from None
             else:
                 self._wake.notify()
         if waited is not None and on_retry is not None:

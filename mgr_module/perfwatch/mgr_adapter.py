@@ -7,7 +7,8 @@ Commands go through librados, not the mgr's send_command, which crashes Ceph 18.
 At most one request per OSD is outstanding: a request that timed out stays outstanding until the OSD
 answers it, and until then that OSD is reported busy instead of being sent another. A request with no
 answer after three timeouts (at least 30 s) may be followed by one more, so one lost request cannot
-silence an OSD for good; never more than two are outstanding per OSD, four to the mons, 512 in all.
+silence an OSD for good; never more than two are outstanding per OSD, four to the mons, 512 in all,
+per adapter (the module has two: collection and benchmarks).
 """
 
 import json

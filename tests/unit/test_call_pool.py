@@ -166,3 +166,19 @@ def test_calls_outstanding_in_all_are_bounded_whatever_the_keys(answer: threadin
     answer.set()
     wait_for(lambda: sum(pool.outstanding(osd) for osd in range(3)) == 0)
     assert pool.call(3, lambda: "room again", 5.0) == "room again"
+
+
+def test_a_call_whose_thread_cannot_start_is_refused_and_never_sent_later(monkeypatch: pytest.MonkeyPatch) -> None:
+    pool = CallPool()
+    sent: list[str] = []
+
+    def no_thread(self: threading.Thread) -> None:
+        raise RuntimeError("can't start new thread")
+
+    monkeypatch.setattr(threading.Thread, "start", no_thread)
+    with pytest.raises(Busy, match="thread limit"):
+        pool.call("mon", lambda: sent.append("osd pool create"), 5.0)
+    monkeypatch.undo()
+    assert (pool.outstanding("mon"), pool.threads()) == (0, 0)
+    pool.call("mon", lambda: sent.append("osd pool ls"), 5.0)
+    assert sent == ["osd pool ls"]
