@@ -2,7 +2,13 @@
 unit tests and bench scripts pass fakes. Everything here is plain data."""
 
 import json
-from typing import Any, Dict, List, Optional, Tuple
+import threading
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+from .call_pool import Busy, CallPool
+from .daemon_counters.fetch_reasons import REASON_BUSY
+
+_POOL_LOCK = threading.Lock()  # makes the default submit_osd_texts' pool once per adapter
 
 
 class FetchError(Exception):
@@ -31,6 +37,23 @@ class CephAdapter:
         """tell_osd's answer as the OSD wrote it, undecoded (the collector decodes only what it reads). This
         default encodes tell_osd's answer again, for adapters that only have that."""
         return json.dumps(self.tell_osd(osd_id, command, timeout))
+
+    def submit_osd_texts(
+        self, osd_id: int, commands: Sequence[Dict[str, Any]], timeout: float, done: Callable[[Any], None]
+    ) -> None:
+        """Ask one OSD each of `commands` in turn, and return at once: from another thread, done(the list of
+        its answers as text) or done(a call_pool failure: call_pool.failure() gives the exception). The
+        caller keeps the deadline (timeout each command). FetchError (busy) when the OSD still has a request
+        unanswered. This default asks tell_osd_text in a thread of a pool of the adapter's own."""
+        with _POOL_LOCK:
+            pool = self.__dict__.get("_default_osd_pool")
+            if pool is None:
+                pool = self.__dict__["_default_osd_pool"] = CallPool("perfwatch-osd")
+        try:
+            pool.submit(osd_id, lambda: [self.tell_osd_text(osd_id, c, timeout) for c in commands], done)
+        except Busy as exc:
+            busy = "osd.{} has not answered an earlier request ({})".format(osd_id, exc)
+            raise FetchError(REASON_BUSY, busy) from exc
 
     def rgw_counters(self) -> Dict[str, Dict[str, Dict[str, Any]]]:
         """Per RGW daemon ("rgw.<id>"), the counters the mgr holds for it: {"rgw.req": {"value": v}}."""

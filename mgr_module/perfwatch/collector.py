@@ -11,6 +11,7 @@ from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple, 
 
 from . import json_members
 from .adapter import CephAdapter, FetchError
+from .call_pool import failure
 from .core import exposition
 from .core.exposition import exposable
 from .core.metrics_cache import MetricsCache
@@ -30,6 +31,18 @@ class Settings(NamedTuple):
 
 def _age_tail(age: float) -> str:
     return exposition.render(MODULE_REGISTRY, [Sample(CACHE_AGE, "", (), round(age, 3))])
+
+
+COMMANDS = (counters.PERF_DUMP, counters.DUMP_MEMPOOLS)  # what each OSD is asked, in this order
+
+
+def _hand_over(answers: "queue.Queue[Tuple[int, object]]", osd_id: int) -> Callable[[object], None]:
+    """What the adapter's thread calls with osd_id's answers: puts them in the collecting thread's queue."""
+
+    def put(got: object) -> None:
+        answers.put((osd_id, got))
+
+    return put
 
 
 class OsdReading(NamedTuple):
@@ -71,20 +84,18 @@ class Collector:
         key = (daemon, reason)
         self.errors[key] = self.errors.get(key, 0) + 1
 
-    def _fetch_osd(self, osd_id: int, timeout: float) -> Tuple[str, str]:
-        """An OSD's answers to PERF_DUMP and DUMP_MEMPOOLS, undecoded (in a worker: it waits on the OSD)."""
-        text = self.adapter.tell_osd_text(osd_id, counters.PERF_DUMP, timeout)
-        return text, self.adapter.tell_osd_text(osd_id, counters.DUMP_MEMPOOLS, timeout)
-
     @staticmethod
-    def _parse_osd(daemon: str, fetched: Union[Tuple[str, str], BaseException]) -> OsdReading:
-        """An OSD's reading from its answers, or from what _fetch_osd raised (in the collecting thread:
-        decoding is CPU, which worker threads would only contend for)."""
+    def _parse_osd(daemon: str, fetched: object) -> OsdReading:
+        """An OSD's reading from its answers (the adapter's [perf dump, mempools] texts), or from the
+        failure its request ended with (in the collecting thread)."""
         try:
-            if isinstance(fetched, BaseException):
-                if not isinstance(fetched, Exception):  # SystemExit and the like: this OSD's read failed
-                    raise FetchError(REASON_ERROR, repr(fetched))
-                raise fetched
+            error = failure(fetched)
+            if error is not None:
+                if not isinstance(error, Exception):  # SystemExit and the like: this OSD's read failed
+                    raise FetchError(REASON_ERROR, repr(error))
+                raise error
+            if not isinstance(fetched, (list, tuple)) or len(fetched) != len(COMMANDS):
+                raise FetchError(REASON_ERROR, "the adapter answered {!r}".format(type(fetched).__name__))
             text, mempools = fetched
             try:  # of the perf dump, only the loggers the table reads are decoded (json_members)
                 dump = json_members.loads(text, counters.OSD_LAYOUT.loggers)
@@ -173,41 +184,43 @@ class Collector:
         self.log.debug("collection of %d daemons took %.3f s", len(status), ended - started)
 
     def _read_osds(self, up: List[int], settings: Settings) -> List[OsdReading]:
-        """Every up OSD read: max_in_flight worker threads each ask one OSD at a time (so at most that many
-        requests are outstanding) and hand its answers over; this thread decodes them as they come."""
-        if not up:
-            return []
+        """Every up OSD read, at most max_in_flight at a time: each is asked PERF_DUMP then DUMP_MEMPOOLS by
+        the adapter's own thread, which hands the answers to this thread; this one decodes them as they come
+        (decoding is CPU, which more threads would only contend for). An OSD that has not answered both
+        within twice request_timeout is a timeout, and its place goes to the next OSD."""
         todo = collections.deque(up)
-        answers = queue.Queue()  # type: queue.Queue[Tuple[int, Union[Tuple[str, str], BaseException]]]
-        stop = threading.Event()  # past the cycle's deadline: no worker asks another OSD
-
-        def work() -> None:
-            while not stop.is_set():
-                try:
-                    osd_id = todo.popleft()
-                except IndexError:
-                    return
-                try:
-                    got: Union[Tuple[str, str], BaseException] = self._fetch_osd(osd_id, settings.request_timeout)
-                except BaseException as exc:  # whatever ends one request, the worker goes on to the next OSD
-                    got = exc
-                answers.put((osd_id, got))
-
-        for i in range(max(1, min(settings.max_in_flight, len(up)))):
-            threading.Thread(target=work, name="perfwatch-collect-{}".format(i), daemon=True).start()
-        # Every request ends within its timeout; this bound only guards against an adapter that does not.
-        deadline = time.monotonic() + settings.request_timeout * 2 * (len(up) / max(1, settings.max_in_flight) + 1) + 5
+        answers = queue.Queue()  # type: queue.Queue[Tuple[int, object]]
+        due: Dict[int, float] = {}  # OSDs asked and not yet answered -> when they time out
         readings: Dict[int, OsdReading] = {}
-        try:
-            while len(readings) < len(up):
-                osd_id, got = answers.get(timeout=max(0.0, deadline - time.monotonic()))
+        allowed = settings.request_timeout * len(COMMANDS)
+        late = FetchError(REASON_TIMEOUT, "no answer in {:.0f} s".format(allowed))
+        while todo or due:
+            while todo and len(due) < max(1, settings.max_in_flight):
+                osd_id = todo.popleft()
+                try:
+                    self.adapter.submit_osd_texts(
+                        osd_id, COMMANDS, settings.request_timeout, _hand_over(answers, osd_id)
+                    )
+                except FetchError as exc:  # busy: an earlier request to it is still out
+                    readings[osd_id] = OsdReading("osd.{}".format(osd_id), None, exc)
+                    continue
+                except Exception as exc:  # an adapter's bug ends this OSD's read, not the cycle
+                    readings[osd_id] = OsdReading("osd.{}".format(osd_id), None, FetchError(REASON_ERROR, repr(exc)))
+                    continue
+                due[osd_id] = time.monotonic() + allowed
+            if not due:
+                continue
+            try:
+                osd_id, got = answers.get(timeout=max(0.0, min(due.values()) - time.monotonic()))
+            except queue.Empty:
+                now = time.monotonic()
+                for osd_id in [o for o, at in due.items() if at <= now]:
+                    del due[osd_id]
+                    readings[osd_id] = OsdReading("osd.{}".format(osd_id), None, late)
+                continue
+            if due.pop(osd_id, None) is not None:  # else an answer that came after its timeout
                 readings[osd_id] = self._parse_osd("osd.{}".format(osd_id), got)
-        except queue.Empty:
-            pass
-        finally:
-            stop.set()
-        late = FetchError(REASON_TIMEOUT, "cycle deadline")
-        return [readings.get(osd_id) or OsdReading("osd.{}".format(osd_id), None, late) for osd_id in sorted(up)]
+        return [readings[osd_id] for osd_id in sorted(up)]
 
     def _read_rgws(
         self,

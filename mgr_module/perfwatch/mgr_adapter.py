@@ -8,13 +8,17 @@ At most one request per OSD is outstanding: a request that timed out stays outst
 answers it, and until then that OSD is reported busy instead of being sent another. A request with no
 answer after three timeouts (at least 30 s) may be followed by one more, so one lost request cannot
 silence an OSD for good; never more than two are outstanding per OSD, four to the mons, 512 in all,
-per adapter (the module has two: collection and benchmarks).
+per adapter (the module has two: collection and benchmarks). The collector's reads (submit_osd_texts)
+send an OSD's two commands from one pool thread and hand both answers over at once.
+
+Over 300 lines: one class, the whole seam between perfwatch and the mgr; split, each half would
+re-import the other's helpers.
 """
 
 import json
 import threading
 import time
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from mgr_module import MgrModule
 
@@ -57,13 +61,10 @@ class MgrAdapter(PoolMaps, CephAdapter):
 
     def _command(self, key: str, call: Callable[[], Any], timeout: float, what: str, limit: int, retry: bool) -> Any:
         """(r, outbuf bytes, outs) of a librados command call, or FetchError busy/timeout."""
-        retry_after = max(3 * timeout, 30.0) if retry else None
-
-        def retried(waited: float) -> None:
-            self.module.log.warning("%s never answered a request sent %.0f s ago; sending another", what, waited)
-
+        retry_after = self._retry_after(timeout) if retry else None
+        retried = self._retried(what) if retry else None
         try:
-            return self._calls.call(key, call, timeout, limit, retry_after, retried if retry else None)
+            return self._calls.call(key, call, timeout, limit, retry_after, retried)
         except Busy as exc:
             raise FetchError(REASON_BUSY, "{} has not answered an earlier request ({})".format(what, exc)) from exc
         except TimedOut as exc:
@@ -71,18 +72,57 @@ class MgrAdapter(PoolMaps, CephAdapter):
         except Exception as exc:  # librados itself failed (rados.Error): the answer is an error all the same
             raise FetchError(REASON_ERROR, "{}: {!r}".format(what, exc)) from exc
 
+    @staticmethod
+    def _retry_after(timeout: float) -> float:
+        """A second request to an OSD that has not answered the first, once the first has waited this long."""
+        return max(3 * timeout, 30.0)
+
+    def _retried(self, what: str) -> Callable[[float], None]:
+        def warn(waited: float) -> None:
+            self.module.log.warning("%s never answered a request sent %.0f s ago; sending another", what, waited)
+
+        return warn
+
     def tell_osd_text(self, osd_id: int, command: Dict[str, Any], timeout: float) -> str:
         what = "osd.{}".format(osd_id)
         text = json.dumps(command)
         rados = self._librados()
-        r, outb, outs = self._command(
-            what, lambda: rados.osd_command(osd_id, text, b""), timeout, what, limit=2, retry=True
-        )
+        answer = self._command(what, lambda: rados.osd_command(osd_id, text, b""), timeout, what, limit=2, retry=True)
+        return self._osd_answer(what, answer)
+
+    def submit_osd_texts(
+        self, osd_id: int, commands: Sequence[Dict[str, Any]], timeout: float, done: Callable[[Any], None]
+    ) -> None:
+        """The commands sent one after the other from one pool thread, which hands the answers to done: one
+        hand-over per OSD, where tell_osd_text from a worker has two per command."""
+        what = "osd.{}".format(osd_id)
+        texts = [json.dumps(command) for command in commands]
+        rados = self._librados()
+
+        def ask() -> List[str]:
+            answers = []
+            for text in texts:
+                try:
+                    answer = rados.osd_command(osd_id, text, b"")
+                except Exception as exc:  # librados itself failed (rados.Error)
+                    raise FetchError(REASON_ERROR, "{}: {!r}".format(what, exc)) from exc
+                answers.append(self._osd_answer(what, answer))
+            return answers
+
+        try:
+            self._calls.submit(what, ask, done, 2, self._retry_after(timeout), self._retried(what))
+        except Busy as exc:
+            raise FetchError(REASON_BUSY, "{} has not answered an earlier request ({})".format(what, exc)) from exc
+
+    @staticmethod
+    def _osd_answer(what: str, answer: Tuple[int, Any, Any]) -> str:
+        """An OSD's answer as text from librados' (r, outbuf, outs), or FetchError."""
+        r, outb, outs = answer
         outs = str(outs or "").strip()
         if r != 0:
             raise FetchError(REASON_ERROR, "{}: {} {}".format(what, r, outs))
-        answer = outb.decode("utf-8", "replace") if isinstance(outb, bytes) else str(outb or "")
-        if not answer.strip():
+        text = outb.decode("utf-8", "replace") if isinstance(outb, bytes) else str(outb or "")
+        if not text.strip():
             # What a daemon that died (or restarted) while the command ran leaves behind: r 0, no output.
             # Every command perfwatch sends answers JSON, so this is never a real answer.
             raise FetchError(
@@ -91,7 +131,7 @@ class MgrAdapter(PoolMaps, CephAdapter):
                     what, ": " + outs if outs else ""
                 ),
             )
-        return answer
+        return text
 
     def tell_osd(self, osd_id: int, command: Dict[str, Any], timeout: float) -> Any:
         text = self.tell_osd_text(osd_id, command, timeout)
