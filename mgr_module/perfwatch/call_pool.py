@@ -152,7 +152,8 @@ class CallPool:
             else:
                 self._wake.notify()
         if waited is not None and on_retry is not None:
-            on_retry(waited)
+            with contextlib.suppress(Exception):  # the call is sent: a failing note of it must not say otherwise
+                on_retry(waited)
 
     def outstanding(self, key: Hashable) -> int:
         with self._lock:

@@ -36,11 +36,15 @@ def _age_tail(age: float) -> str:
 COMMANDS = (counters.PERF_DUMP, counters.DUMP_MEMPOOLS)  # what each OSD is asked, in this order
 
 
-def _hand_over(answers: "queue.Queue[Tuple[int, object]]", osd_id: int) -> Callable[[object], None]:
-    """What the adapter's thread calls with osd_id's answers: puts them in the collecting thread's queue."""
+Answer = Tuple[int, object, float]  # an OSD, its answers (or a call_pool failure), when they came (monotonic)
+
+
+def _hand_over(answers: "queue.Queue[Answer]", osd_id: int) -> Callable[[object], None]:
+    """What the adapter's thread calls with osd_id's answers: puts them in the collecting thread's queue,
+    stamped with when they came (an answer is judged late by that, not by when this thread gets to it)."""
 
     def put(got: object) -> None:
-        answers.put((osd_id, got))
+        answers.put((osd_id, got, time.monotonic()))
 
     return put
 
@@ -189,7 +193,7 @@ class Collector:
         (decoding is CPU, which more threads would only contend for). An OSD that has not answered both
         within twice request_timeout is a timeout, and its place goes to the next OSD."""
         todo = collections.deque(up)
-        answers = queue.Queue()  # type: queue.Queue[Tuple[int, object]]
+        answers = queue.Queue()  # type: queue.Queue[Answer]
         due: Dict[int, float] = {}  # OSDs asked and not yet answered -> when they time out
         readings: Dict[int, OsdReading] = {}
         allowed = settings.request_timeout * len(COMMANDS)
@@ -210,16 +214,23 @@ class Collector:
                 due[osd_id] = time.monotonic() + allowed
             if not due:
                 continue
+            got: List[Answer] = []
             try:
-                osd_id, got = answers.get(timeout=max(0.0, min(due.values()) - time.monotonic()))
+                got.append(answers.get(timeout=max(0.0, min(due.values()) - time.monotonic())))
+                while True:  # everything already handed over, so none waits behind the deadlines below
+                    got.append(answers.get_nowait())
             except queue.Empty:
-                now = time.monotonic()
-                for osd_id in [o for o, at in due.items() if at <= now]:
-                    del due[osd_id]
-                    readings[osd_id] = OsdReading("osd.{}".format(osd_id), None, late)
-                continue
-            if due.pop(osd_id, None) is not None:  # else an answer that came after its timeout
-                readings[osd_id] = self._parse_osd("osd.{}".format(osd_id), got)
+                pass
+            for osd_id, fetched, came in got:
+                at = due.pop(osd_id, None)
+                if at is None:  # an answer to a request already counted as a timeout
+                    continue
+                daemon = "osd.{}".format(osd_id)
+                readings[osd_id] = self._parse_osd(daemon, fetched) if came <= at else OsdReading(daemon, None, late)
+            now = time.monotonic()
+            for osd_id in [o for o, at in due.items() if at <= now]:
+                del due[osd_id]
+                readings[osd_id] = OsdReading("osd.{}".format(osd_id), None, late)
         return [readings[osd_id] for osd_id in sorted(up)]
 
     def _read_rgws(
@@ -272,16 +283,6 @@ class Collector:
             *(exposition.Column(UNAVAILABLE, "", "ceph_daemon", (("counter", name),), lacking[name])
               for name in sorted(lacking)),
         ]  # fmt: skip
-
-
-def unavailable_report(unavailable: Dict[str, Tuple[str, ...]]) -> Dict[str, Dict[str, object]]:
-    """For `ceph perfwatch status`: each release-dependent counter some daemon lacks, which daemons lack
-    it and which releases have it."""
-    lacking: Dict[str, List[str]] = {}
-    for daemon in sorted(unavailable):
-        for name in unavailable[daemon]:
-            lacking.setdefault(name, []).append(daemon)
-    return {name: {"releases": counters.releases_of(name), "daemons": d} for name, d in sorted(lacking.items())}
 
 
 def table_values(samples: List[Sample]) -> Dict[str, float]:

@@ -67,6 +67,8 @@ class MgrAdapter(PoolMaps, CephAdapter):
             return self._calls.call(key, call, timeout, limit, retry_after, retried)
         except Busy as exc:
             raise FetchError(REASON_BUSY, "{} has not answered an earlier request ({})".format(what, exc)) from exc
+        except FetchError:  # the librados handle could not be had (_librados)
+            raise
         except TimedOut as exc:
             raise FetchError(REASON_TIMEOUT, "{}: no answer in {:.0f} s".format(what, timeout)) from exc
         except Exception as exc:  # librados itself failed (rados.Error): the answer is an error all the same
@@ -86,8 +88,9 @@ class MgrAdapter(PoolMaps, CephAdapter):
     def tell_osd_text(self, osd_id: int, command: Dict[str, Any], timeout: float) -> str:
         what = "osd.{}".format(osd_id)
         text = json.dumps(command)
-        rados = self._librados()
-        answer = self._command(what, lambda: rados.osd_command(osd_id, text, b""), timeout, what, limit=2, retry=True)
+        answer = self._command(
+            what, lambda: self._librados().osd_command(osd_id, text, b""), timeout, what, limit=2, retry=True
+        )
         return self._osd_answer(what, answer)
 
     def submit_osd_texts(
@@ -97,9 +100,9 @@ class MgrAdapter(PoolMaps, CephAdapter):
         hand-over per OSD, where tell_osd_text from a worker has two per command."""
         what = "osd.{}".format(osd_id)
         texts = [json.dumps(command) for command in commands]
-        rados = self._librados()
 
         def ask() -> List[str]:
+            rados = self._librados()  # in the pool's thread: the first use connects, which may block
             answers = []
             for text in texts:
                 try:
@@ -182,9 +185,9 @@ class MgrAdapter(PoolMaps, CephAdapter):
 
     def mon_command(self, command: Dict[str, Any]) -> Any:
         text = json.dumps(dict(command, format="json"))
-        rados = self._librados()
         what = "mon: {}".format(command["prefix"])
-        r, outb, outs = self._command("mon", lambda: rados.mon_command(text, b""), self.timeout(), what, 4, False)
+        call = lambda: self._librados().mon_command(text, b"")  # noqa: E731 - connects in the pool's thread
+        r, outb, outs = self._command("mon", call, self.timeout(), what, 4, False)
         if r != 0:
             raise FetchError(REASON_ERROR, "{}: {} {}".format(what, r, str(outs or "").strip()))
         answer = outb.decode("utf-8", "replace") if isinstance(outb, bytes) else str(outb or "")

@@ -1,8 +1,9 @@
 """What `ceph perfwatch status` reports, built from plain values so it is testable without a mgr."""
 
 import time
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
+from .daemon_counters import counters
 from .output import key_value_lines
 
 
@@ -42,3 +43,13 @@ def render_plain(status: Dict[str, Any]) -> str:
     if not shown.get("config_errors"):
         shown["config_errors"] = "none"
     return key_value_lines(shown)
+
+
+def unavailable_report(unavailable: Dict[str, Tuple[str, ...]]) -> Dict[str, Dict[str, object]]:
+    """For `ceph perfwatch status`: each release-dependent counter some daemon lacks, which daemons lack
+    it and which releases have it."""
+    lacking: Dict[str, List[str]] = {}
+    for daemon in sorted(unavailable):
+        for name in unavailable[daemon]:
+            lacking.setdefault(name, []).append(daemon)
+    return {name: {"releases": counters.releases_of(name), "daemons": d} for name, d in sorted(lacking.items())}

@@ -8,7 +8,6 @@ from typing import Any
 from mgr_module import HandleCommandResult
 
 from . import mgr_compat, osd_table, status
-from .collector import unavailable_report
 from .output import OutputFormat, render
 from .version import __version__
 
@@ -46,7 +45,7 @@ class StatusCommands:
             "cache_generated_at": collector.cache.get().generated_at if collector else None,
             # Counters only some releases have, absent from this cluster's daemons (counters.py): their
             # families are empty for those daemons on purpose, e.g. RGW list latency before Tentacle.
-            "counters_unavailable": unavailable_report(collector.unavailable) if collector else {},
+            "counters_unavailable": status.unavailable_report(collector.unavailable) if collector else {},
         }
         return HandleCommandResult(stdout=render(report, format, status.render_plain))
 

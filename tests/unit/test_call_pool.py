@@ -96,6 +96,19 @@ def test_after_retry_after_seconds_one_more_call_goes_out_and_no_third(answer: t
     assert pool.outstanding("osd.3") == 2
 
 
+def test_a_failing_note_of_a_retry_neither_fails_the_call_nor_hides_that_it_was_sent(answer: threading.Event) -> None:
+    clock = Clock()
+    pool = CallPool(clock=clock)
+    with pytest.raises(TimedOut):
+        pool.call("osd.3", blocked_until(answer), 0.05, limit=2, retry_after=30.0)
+    clock.now += 30.0
+
+    def broken_note(waited: float) -> None:
+        raise RuntimeError("the log handler is gone")
+
+    assert pool.call("osd.3", lambda: "retried", 5.0, limit=2, retry_after=30.0, on_retry=broken_note) == "retried"
+
+
 def test_without_retry_after_calls_go_out_side_by_side_up_to_the_limit(answer: threading.Event) -> None:
     pool = CallPool()
     results: list[object] = []

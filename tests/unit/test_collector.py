@@ -8,8 +8,9 @@ from perfwatch.benchmarks.measurement import Measurement
 from perfwatch.benchmarks.records.store import BenchStore
 from perfwatch.benchmarks.result_board import ResultBoard
 from perfwatch.benchmarks.run import Run
-from perfwatch.collector import Collector, Settings, unavailable_report
+from perfwatch.collector import Collector, Settings
 from perfwatch.daemon_counters.fetch_reasons import REASONS
+from perfwatch.status import unavailable_report
 
 from .fakes import FakeAdapter
 from .test_bench_store import KV, Log

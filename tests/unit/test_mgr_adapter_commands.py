@@ -9,6 +9,7 @@ import json
 import logging
 import sys
 import threading
+import time
 import types
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,7 +18,7 @@ from typing import Any
 import pytest
 
 from perfwatch.adapter import FetchError
-from perfwatch.call_pool import CallPool
+from perfwatch.call_pool import CallPool, failure
 from perfwatch.daemon_counters.fetch_reasons import REASON_BUSY, REASON_ERROR, REASON_TIMEOUT
 
 FIXTURE = json.loads((Path(__file__).resolve().parent.parent / "fixtures" / "pacific_capacity.json").read_text())
@@ -154,6 +155,56 @@ def test_the_librados_handle_is_taken_once_however_many_threads_ask(adapter: Any
     for thread in threads:
         thread.join(10)
     assert adapter.module.connects == 1 and len(adapter.module.handle.sent) == 16
+
+
+class SlowToConnect(Module):
+    """A module whose librados handle takes `connecting` seconds to connect, or fails to."""
+
+    def __init__(self, connecting: float, failure: Exception | None = None) -> None:
+        super().__init__()
+        self.connecting = connecting
+        self.failure = failure
+
+    @property
+    def rados(self) -> Rados:
+        time.sleep(self.connecting)
+        if self.failure is not None:
+            raise self.failure
+        return self.handle
+
+
+def test_a_first_connect_that_hangs_costs_the_callers_timeout_not_its_thread(adapter: Any) -> None:
+    """The handle connects on first use, in the pool's thread: a cluster that does not answer the connect
+    makes the first command a timeout after the caller's timeout, not a collecting thread held for good."""
+    adapter.module = SlowToConnect(connecting=1.0)
+    started = time.monotonic()
+    with pytest.raises(FetchError) as timed_out:
+        adapter.tell_osd(0, {"prefix": "perf dump"}, 0.1)
+    assert timed_out.value.reason == REASON_TIMEOUT
+    assert time.monotonic() - started < 0.8
+    answers: list[Any] = []
+    started = time.monotonic()
+    adapter.submit_osd_texts(1, [{"prefix": "perf dump"}], 0.1, answers.append)
+    assert time.monotonic() - started < 0.5  # submitted, not connected, in this thread
+    deadline = time.monotonic() + 5
+    while not answers and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert answers == [['{"osd": {}}']]
+
+
+def test_a_connect_that_fails_is_that_commands_error_said_once(adapter: Any) -> None:
+    adapter.module = SlowToConnect(connecting=0.0, failure=OSError("no monitors reachable"))
+    with pytest.raises(FetchError) as failed:
+        adapter.mon_command({"prefix": "osd dump"})
+    assert failed.value.reason == REASON_ERROR
+    assert str(failed.value) == "error: the module's librados handle: OSError('no monitors reachable')"
+    answers: list[Any] = []
+    adapter.submit_osd_texts(1, [{"prefix": "perf dump"}], 1.0, answers.append)
+    deadline = time.monotonic() + 5
+    while not answers and time.monotonic() < deadline:
+        time.sleep(0.01)
+    error = failure(answers[0])
+    assert isinstance(error, FetchError) and "no monitors reachable" in str(error)
 
 
 def test_a_mon_command_asks_for_json_and_parses_the_answer(adapter: Any) -> None:

@@ -1,0 +1,89 @@
+"""The collector's per-OSD deadlines (2 x request_timeout from when it asked): an answer counts only if it
+came in time, judged by when the adapter's thread handed it over, not by when the collecting thread got
+to it (a review found a late answer counted as good whenever other answers kept the queue from running
+empty). Real threads and time; the adapter is a fake whose answers come when the test says."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from perfwatch.collector import COMMANDS, Collector, Settings
+
+from .fakes import FakeAdapter
+from .test_collector import parsed
+
+
+class TimedAdapter(FakeAdapter):
+    """Answers each OSD after delays[osd] seconds from a thread of its own; submitting slow_submit[osd]
+    blocks the collecting thread that long first (and then answers at once)."""
+
+    def __init__(self, delays: dict[int, float], slow_submit: dict[int, float]) -> None:
+        super().__init__(len(delays))
+        self.delays = delays
+        self.slow_submit = slow_submit
+        self.threads: list[threading.Thread] = []
+
+    def submit_osd_texts(
+        self, osd_id: int, commands: Sequence[dict[str, Any]], timeout: float, done: Callable[[Any], None]
+    ) -> None:
+        answers = [self.tell_osd_text(osd_id, c, timeout) for c in commands]
+        if osd_id in self.slow_submit:
+            time.sleep(self.slow_submit[osd_id])
+            done(answers)
+            return
+
+        def later() -> None:
+            time.sleep(self.delays[osd_id])
+            done(answers)
+
+        thread = threading.Thread(target=later, daemon=True)
+        self.threads.append(thread)
+        thread.start()
+
+
+def errors_of(collector: Collector) -> set[tuple[str, str]]:
+    fams = parsed(collector)
+    return {(s.labels["ceph_daemon"], s.labels["reason"]) for s in fams.get("ceph_perfwatch_fetch_errors", [])}
+
+
+def read_osds(collector: Collector) -> set[str]:
+    fams = parsed(collector)
+    return {s.labels["ceph_daemon"] for s in fams["ceph_perfwatch_daemon_up"] if s.value == 1}
+
+
+def test_an_answer_that_came_after_its_deadline_is_a_timeout_even_when_others_wait_beside_it() -> None:
+    """osd.0 answers at 0.3 s, past its 0.2 s; the collecting thread is held up until 0.4 s submitting
+    osd.1, so both answers wait in the queue together when it looks: osd.0's is late, osd.1's is not."""
+    assert len(COMMANDS) == 2  # the deadline below is request_timeout x 2
+    adapter = TimedAdapter({0: 0.3, 1: 0.0}, slow_submit={1: 0.4})
+    collector = Collector(adapter)
+    collector.collect(Settings(request_timeout=0.1, max_in_flight=2))
+    for thread in adapter.threads:
+        thread.join(5)
+    assert errors_of(collector) == {("osd.0", "timeout")}
+    assert read_osds(collector) == {"osd.1"}
+
+
+def test_answers_in_time_all_count_however_many_arrive_at_once() -> None:
+    adapter = TimedAdapter({i: 0.05 for i in range(20)}, slow_submit={})
+    collector = Collector(adapter)
+    collector.collect(Settings(request_timeout=1.0, max_in_flight=20))
+    assert errors_of(collector) == set()
+    assert read_osds(collector) == {f"osd.{i}" for i in range(20)}
+
+
+def test_a_late_answer_arriving_in_the_next_cycle_is_not_taken_for_that_cycles_answer() -> None:
+    """osd.0 misses its deadline in the first cycle; its answer lands meanwhile in that cycle's queue, never
+    in the next cycle's: the second cycle reads it afresh."""
+    adapter = TimedAdapter({0: 0.5, 1: 0.0}, slow_submit={})
+    collector = Collector(adapter)
+    collector.collect(Settings(request_timeout=0.1, max_in_flight=2))
+    assert errors_of(collector) == {("osd.0", "timeout")}
+    adapter.delays[0] = 0.0
+    collector.collect(Settings(request_timeout=0.1, max_in_flight=2))
+    assert read_osds(collector) == {"osd.0", "osd.1"}
+    for thread in adapter.threads:
+        thread.join(5)
