@@ -31,7 +31,8 @@ from .call_pool import Busy, CallPool, TimedOut
 from .daemon_counters import counters
 from .daemon_counters.fetch_reasons import REASON_BUSY, REASON_DECODE, REASON_ERROR, REASON_TIMEOUT
 from .mgr_pools import PoolMaps
-from .osd_networks import OsdNetwork, networks
+from .osd_map_view import OsdMapView
+from .osd_networks import OsdNetwork
 
 
 class MgrAdapter(PoolMaps, CephAdapter):
@@ -42,13 +43,13 @@ class MgrAdapter(PoolMaps, CephAdapter):
         self._rados: Any = None  # the module's librados handle, connected on first use
         self._calls = CallPool("perfwatch-command")
         self._labeled_failed = False  # the last labeled-counter call failed (warned once, then debug)
+        self._map_view = OsdMapView(module.get, lambda: module.get_osdmap().get_epoch())
 
     def osds(self) -> List[Tuple[int, bool]]:
-        osd_map = self.module.get("osd_map") or {}
-        return [(int(o["osd"]), bool(o.get("up"))) for o in osd_map.get("osds", [])]
+        return self._map_view.osds()
 
     def osd_networks(self) -> List[OsdNetwork]:
-        return networks(self.module.get("osd_map") or {}, self.module.get("osd_metadata") or {})
+        return self._map_view.networks()
 
     def _librados(self) -> Any:
         with self._lock:  # MgrModule.rados connects on first use: once, not once per thread

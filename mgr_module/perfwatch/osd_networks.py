@@ -16,6 +16,7 @@ _FIELDS = (
     (PUBLIC, "public_addrs", "public_addr", "front_iface"),
     (CLUSTER, "cluster_addrs", "cluster_addr", "back_iface"),
 )
+IFACE_KEYS = tuple(iface for _, _, _, iface in _FIELDS)  # what networks() reads of an OSD's metadata
 
 
 class OsdNetwork(NamedTuple):
