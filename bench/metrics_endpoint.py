@@ -1,10 +1,12 @@
 """Figures for the module's metrics path.
 
-(a) simulated clusters (1,000 / 5,000 / 10,000 OSDs; a fake adapter answering with a recorded Pacific
-    payload, decoded from JSON as the real adapter does; each OSD with its two addresses and a result of
-    every benchmark kind that measures OSDs, bench/synthetic_module.py): collector CPU and wall time per
-    cycle, the render+gzip part of it, samples, body sizes, the Python heap the cycle's output holds, and
-    scrape latency through the real HTTP server;
+(a) simulated clusters (1,000 / 5,000 / 10,000 OSDs): the module's own MgrAdapter and CallPool on a
+    stand-in mgr (bench/synthetic_maps.py: the OSD map and metadata built afresh on every get(), a librados
+    handle answering at once with the recorded Pacific payloads), each OSD with a result of every benchmark
+    kind that measures OSDs (bench/synthetic_module.py): collector CPU (all threads) and wall time per
+    cycle, with the OSD map unchanged and with a new one every cycle (the module reads it once per epoch),
+    the render part of it, samples, body sizes, the Python heap the cycle's output holds, and scrape latency
+    through the real HTTP server;
 (b) on a running lab: our /metrics beside Ceph's prometheus module /metrics, same cluster, one run.
 
 Usage: .venv/bin/python bench/metrics_endpoint.py [--sizes 1000,5000,10000] [--scrapes 20] [--lab-dir .lab]
@@ -22,55 +24,24 @@ import time
 import tracemalloc
 import urllib.request
 from pathlib import Path
-from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(REPO), str(REPO / "mgr_module")]
 
-from synthetic_module import filled_board, osd_addresses  # noqa: E402
+from synthetic_maps import StandInMgr, mgr_adapter  # noqa: E402
+from synthetic_module import filled_board  # noqa: E402
 
 from lab import cephcli  # noqa: E402
 from lab.cluster import Lab  # noqa: E402
-from perfwatch.adapter import CephAdapter  # noqa: E402
 from perfwatch.benchmarks.measurement import Measurement  # noqa: E402
 from perfwatch.collector import Collector, Settings  # noqa: E402
 from perfwatch.core import exposition  # noqa: E402
 from perfwatch.core.server import HttpServer  # noqa: E402
 from perfwatch.daemon_counters import counters  # noqa: E402
 from perfwatch.metric_families import MODULE_REGISTRY  # noqa: E402
-from perfwatch.osd_networks import OsdNetwork  # noqa: E402
 from perfwatch.web import active_app  # noqa: E402
 
-FIXTURES = REPO / "tests" / "fixtures"
 CYCLES = 5  # timed collection cycles per size
-
-
-class RecordedAdapter(CephAdapter):
-    """Every OSD answers at once with the recorded payload, as compact JSON text (what an OSD writes for
-    "format": "json"); decoding it is part of the measured cost."""
-
-    def __init__(self, n: int) -> None:
-        self.n = n
-        compact = (",", ":")
-        self.dump = json.dumps(json.loads((FIXTURES / "pacific_osd_perf_dump.json").read_text()), separators=compact)
-        self.mempools = json.dumps(
-            json.loads((FIXTURES / "pacific_osd_dump_mempools.json").read_text()), separators=compact
-        )
-
-    def osds(self) -> list[tuple[int, bool]]:
-        return [(i, True) for i in range(self.n)]
-
-    def tell_osd_text(self, osd_id: int, command: dict[str, Any], timeout: float) -> str:
-        return self.dump if command["prefix"] == "perf dump" else self.mempools
-
-    def tell_osd(self, osd_id: int, command: dict[str, Any], timeout: float) -> Any:
-        return json.loads(self.tell_osd_text(osd_id, command, timeout))
-
-    def rgw_counters(self) -> dict[str, dict[str, dict[str, Any]]]:
-        return {}
-
-    def osd_networks(self) -> list[OsdNetwork]:
-        return osd_addresses(list(range(self.n)))
 
 
 def scrape_times(url: str, n: int, gzip: bool) -> tuple[list[float], int]:
@@ -102,26 +73,32 @@ def simulated(sizes: list[int], scrapes: int, source: str, baselines: bool) -> N
         j0 = time.process_time()
         store.judge(net_round, {}, 0.5, 3)
         judged = time.process_time() - j0
-        collector = Collector(RecordedAdapter(n), extra_samples=lambda b=board: b.exposition({}, 3, baselines))
+        mgr = StandInMgr(n)
+        adapter = mgr_adapter(mgr)
+        collector = Collector(adapter, extra_samples=lambda b=board: b.exposition({}, 3, baselines))
         settings = Settings(request_timeout=10, max_in_flight=8, read_osds=source == "module")
-        cpus, walls = [], []
-        for _ in range(CYCLES):
-            cpu0, wall0 = time.process_time(), time.perf_counter()
-            collector.collect(settings)
-            cpus.append(time.process_time() - cpu0)
-            walls.append(time.perf_counter() - wall0)
-        cpu, wall = statistics.median(cpus), statistics.median(walls)
+        cpu0 = time.process_time()
+        collector.collect(settings)  # the first cycle also reads the OSDs' metadata and connects
+        first = time.process_time() - cpu0
+        figures = {}
+        for new_map in (False, True):
+            cpus, walls = [], []
+            for _ in range(CYCLES):
+                if new_map:
+                    mgr.new_epoch()
+                cpu0, wall0 = time.process_time(), time.perf_counter()
+                collector.collect(settings)
+                cpus.append(time.process_time() - cpu0)
+                walls.append(time.perf_counter() - wall0)
+            figures[new_map] = (statistics.median(cpus), min(cpus), max(cpus), statistics.median(walls))
         tracemalloc.start()  # a second cycle, traced: tracing slows it down several times
         collector.collect(settings)
         held, peak = tracemalloc.get_traced_memory()
         tracemalloc.stop()
         render = ""
         if source == "module":
-            recorded = RecordedAdapter(1)
-            rows = [
-                (f"osd.{i}", counters.osd_row(json.loads(recorded.dump), json.loads(recorded.mempools)))
-                for i in range(n)
-            ]
+            dump, mempools = json.loads(mgr.rados.dump), json.loads(mgr.rados.mempools)
+            rows = [(f"osd.{i}", counters.osd_row(dump, mempools)) for i in range(n)]
             r0 = time.perf_counter()
             text = exposition.render(MODULE_REGISTRY, counters.OSD_LAYOUT.columns(rows))
             took = (time.perf_counter() - r0) * 1000
@@ -137,9 +114,13 @@ def simulated(sizes: list[int], scrapes: int, source: str, baselines: bool) -> N
         finally:
             server.stop()
         samples_out = sum(1 for line in entry.text.splitlines() if line and not line.startswith(b"#"))
+        lines = [
+            f"  {n:>6} OSDs: cycle CPU, {label}: median {c:.2f} s of {CYCLES} (min {lo:.2f}, max {hi:.2f}): "
+            f"{c / 30 * 100:.1f} % of a core at collect_interval 30 s; wall {w:.2f} s"
+            for label, (c, lo, hi, w) in (("map unchanged", figures[False]), ("new map every cycle", figures[True]))
+        ]
         print(
-            f"  {n:>6} OSDs: cycle CPU median {cpu:.2f} s of {CYCLES} (min {min(cpus):.2f}, max {max(cpus):.2f}): "
-            f"{cpu / 30 * 100:.1f} % of a core at collect_interval 30 s; wall {wall:.2f} s{render}\n"
+            "\n".join(lines) + f"\n          first cycle (the OSDs' metadata read too) {first:.2f} s CPU{render}\n"
             f"          judging a net probe round ({2 * n} results against the baselines): {judged:.2f} s CPU\n"
             f"          {samples_out} samples; Python heap the output holds {held / 1e6:.0f} MB, peak in a cycle "
             f"{peak / 1e6:.0f} MB\n"
