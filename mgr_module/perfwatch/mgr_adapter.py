@@ -43,7 +43,7 @@ class MgrAdapter(PoolMaps, CephAdapter):
         self._rados: Any = None  # the module's librados handle, connected on first use
         self._calls = CallPool("perfwatch-command")
         self._labeled_failed = False  # the last labeled-counter call failed (warned once, then debug)
-        self._map_view = OsdMapView(module.get, lambda: module.get_osdmap().get_epoch())
+        self._map_view = OsdMapView(lambda what: module.get(what), lambda: module.get_osdmap().get_epoch())
 
     def osds(self) -> List[Tuple[int, bool]]:
         return self._map_view.osds()
