@@ -73,6 +73,14 @@ class BenchStore:
             POOL_CREATIONS, scratch_records.clean_pool_creations, dict
         )
         self._history: Dict[str, List[Dict[str, Any]]] = {}
+        self._changes = 0  # bumped by every change of what changes() covers
+
+    @property
+    def changes(self) -> int:
+        """A count that moves whenever the last runs, baselines or regressions may have changed: what
+        result_board.py's exposition reads, which it renders again only when this has moved."""
+        with self._lock:
+            return self._changes
 
     @property
     def records(self) -> VersionedRecords:
@@ -111,6 +119,7 @@ class BenchStore:
             del runs[: -self.history_limit]
             runs[:] = fit.fit_runs(runs, self._records.entry_max)
             self._last_run[kind] = record.get("ended_at") or record.get("started_at") or 0.0
+            self._changes += 1
         self._save("history/" + kind, runs)
         self._save("last_run", self._last_run)
 
@@ -127,6 +136,7 @@ class BenchStore:
         again one interval later. Kept in memory; saved with the next run's record."""
         with self._lock:
             self._last_run[kind] = when
+            self._changes += 1
 
     # ----- baselines, streaks, regressions ------------------------------------------------------------
 
@@ -187,6 +197,8 @@ class BenchStore:
     def save_baselines(self, now: bool = False) -> None:
         """Once in parts, at most every versioned.LARGE_SAVE_INTERVAL unless `now` (an operator's reset)."""
         self._records.bound("baselines", self._baselines.history, common.MAX_RESULT_KEYS)
+        with self._lock:  # after the change (judge, forget) and what bound() dropped: a page made before is old
+            self._changes += 1
         fitted = fit.fit_values(self._baselines.history, self._records.record_max)
         self._records.save("baselines", fitted, throttled=not now)
 
@@ -194,6 +206,8 @@ class BenchStore:
         for name, mapping in (("regressions", self._regressions), ("streaks", self._streaks)):
             self._records.bound(name, mapping, common.MAX_RESULT_KEYS)
             self._records.save(name, fit.fit_keys(mapping, self._records.record_max), throttled=not now)
+        with self._lock:  # after the change (record_verdicts, forget) and what bound() dropped
+            self._changes += 1
 
     # ----- scratch and runs in progress -----------------------------------------------------------------
 
