@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import json
 import shlex
 import signal
@@ -291,6 +292,9 @@ def _interrupted(signum: int, frame: object) -> None:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     signal.signal(signal.SIGTERM, _interrupted)
+    # A command that does not end when told to prints every thread's stack on SIGUSR1 (tests send it
+    # before they kill one: procs.stop_child), so the next such hang says where it hung.
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
     directory: Path = resolve_directory(args.dir)
     try:
         if args.command == "up":

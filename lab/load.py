@@ -159,10 +159,8 @@ def _signal_group(proc: subprocess.Popen, sig: int) -> None:
     """Signal `timeout` and the bench under it (timeout made itself a process group leader)."""
     try:
         os.killpg(proc.pid, sig)
-    except ProcessLookupError:
-        pass
-    except PermissionError:  # not (yet) a group of its own: signal the process alone
-        proc.send_signal(sig)
+    except (ProcessLookupError, PermissionError):  # not (yet) a group of its own: signal the process alone
+        proc.send_signal(sig)  # (nothing once it has been reaped)
 
 
 def run(

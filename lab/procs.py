@@ -105,3 +105,38 @@ def stop(ref: ProcRef, grace: float = 10.0) -> None:
         if not is_alive(ref):
             return
         time.sleep(0.1)
+
+
+class StuckProcess(Exception):
+    """A child that did not end when told to; the message holds its threads' stacks where it gave them."""
+
+
+def stop_child(
+    proc: subprocess.Popen[bytes], grace: float = 60.0, dump_wait: float = 3.0, pipe_wait: float = 10.0
+) -> str:
+    """Ends a child started with stdout and stderr piped (SIGTERM, then up to `grace` s) and returns what it
+    printed. One that does not end is sent SIGUSR1 first (a `python3 -m lab` command then prints every
+    thread's stack, faulthandler), then killed and reaped, and StuckProcess says what it printed, stacks
+    included. Every wait is bounded: when the pipes stay open after the kill (a grandchild holding them),
+    it says so instead of waiting for them."""
+    if proc.poll() is None:
+        proc.terminate()
+    try:
+        out, _ = proc.communicate(timeout=grace)
+        return out.decode(errors="replace").strip()
+    except subprocess.TimeoutExpired:
+        pass
+    with contextlib.suppress(ProcessLookupError):
+        proc.send_signal(signal.SIGUSR1)
+    time.sleep(dump_wait)  # the stacks are written by the child's own faulthandler, at once
+    proc.kill()
+    try:
+        out, err = proc.communicate(timeout=pipe_wait)
+        said = f"stdout:\n{out.decode(errors='replace')}\nstderr (stacks at SIGUSR1):\n{err.decode(errors='replace')}"
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=10)
+        said = "its output pipes stayed open after it was killed: a process it started holds them"
+    args = proc.args if isinstance(proc.args, (list, tuple)) else [proc.args]
+    command = " ".join(str(a) for a in args)
+    raise StuckProcess(f"pid {proc.pid} ({command}) did not end {grace:.0f} s after SIGTERM; {said}")

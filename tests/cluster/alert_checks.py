@@ -12,6 +12,8 @@ import urllib.request
 from collections.abc import Callable
 from typing import Any
 
+from lab.procs import stop_child
+
 from .labutil import REPO, LabHandle, run_lab
 
 FIRE_WITHIN = 180.0
@@ -63,11 +65,9 @@ class Load:
         self.started = time.monotonic()
 
     def stop(self) -> str:
-        """Stops it if still running; what it printed."""
-        if self.proc.poll() is None:
-            self.proc.terminate()  # `lab load` stops its bench on the way out
-        out, _ = self.proc.communicate(timeout=60)
-        return out.decode().strip()
+        """Stops it if still running (`lab load` stops its bench on the way out); what it printed. One that
+        does not end in 60 s fails the test with its threads' stacks (procs.stop_child)."""
+        return stop_child(self.proc, grace=60.0)
 
 
 def prometheus_alert_description(lab: LabHandle, labels: dict[str, str]) -> str | None:
