@@ -55,16 +55,40 @@ def test_what_it_does_not_check_a_text_that_lacks_only_its_last_brace_gives_whol
     assert got == {name: PERF_DUMP[name] for name in WANTED}
 
 
-@pytest.mark.parametrize(
+COUNTERS = pytest.mark.parametrize(
     "counter",
     [7, {"avgcount": 1, "sum": 0.5, "avgtime": 0.5}, {}],
     ids=["number", "average", "empty object"],
 )
-def test_a_counter_named_like_a_logger_before_it_makes_it_give_up(counter: object) -> None:
-    dump = {"aaa": {"rocksdb": counter}, **PERF_DUMP}
+
+
+@COUNTERS
+def test_a_counter_named_like_a_logger_where_it_is_looked_for_makes_it_give_up(counter: object) -> None:
+    """Loggers are looked for in Ceph's order (by name), each after the one before: a counter "rocksdb" in
+    a logger written between "osd" and "rocksdb" is found first, and is no logger."""
+    dump = dict(sorted({**PERF_DUMP, "osdz": {"rocksdb": counter}}.items()))
     text = json.dumps(dump)
+    assert text.index('"osd":') < text.index('"osdz":') < text.index('"rocksdb":')
     assert json_members.members(text, WANTED) is None
     assert json_members.loads(text, WANTED) == dump, "the caller then decodes it whole"
+
+
+@COUNTERS
+def test_a_counter_named_like_a_logger_before_the_logger_found_last_is_passed_over(counter: object) -> None:
+    """Before where the next logger is looked for, a counter of its name is not read: what it gives is what
+    a whole decode gives (the logger of that name)."""
+    dump = {"aaa": {"rocksdb": counter}, **PERF_DUMP}
+    text = json.dumps(dump)
+    assert json_members.members(text, WANTED) == {name: dump[name] for name in WANTED}
+
+
+@COUNTERS
+def test_loggers_out_of_cephs_order_are_found_and_a_counter_named_like_one_still_gives_up(counter: object) -> None:
+    backwards = dict(reversed(list(PERF_DUMP.items())))
+    text = json.dumps(backwards)
+    assert json_members.members(text, WANTED) == {name: PERF_DUMP[name] for name in WANTED}
+    with_counter = json.dumps({**backwards, "zzz": {"rocksdb": counter}})  # after every logger: found first
+    assert json_members.members(with_counter, WANTED) is None
 
 
 @pytest.mark.parametrize("text", ["[1, 2]", '"osd"', "null", '{"osd": [1]}'])
