@@ -52,8 +52,7 @@ class CephAdapter:
         try:
             pool.submit(osd_id, lambda: [self.tell_osd_text(osd_id, c, timeout) for c in commands], done)
         except Busy as exc:
-            busy = "osd.{} has not answered an earlier request ({})".format(osd_id, exc)
-            raise FetchError(REASON_BUSY, busy) from exc
+            raise FetchError(REASON_BUSY, exc.refusal("osd.{}".format(osd_id))) from exc
 
     def rgw_counters(self) -> Dict[str, Dict[str, Dict[str, Any]]]:
         """Per RGW daemon ("rgw.<id>"), the counters the mgr holds for it: {"rgw.req": {"value": v}}."""

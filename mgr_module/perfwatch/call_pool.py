@@ -37,6 +37,17 @@ from typing import Any, Callable, Deque, Dict, Hashable, List, Optional
 class Busy(Exception):
     """The key has as many calls outstanding as it may have."""
 
+    def refusal(self, what: str) -> str:
+        """Why a call to `what` was not sent, for its FetchError."""
+        return "{} has not answered an earlier request ({})".format(what, self)
+
+
+class PoolBusy(Busy):
+    """Not this key's doing: the pool has as many calls out as it may have in all, or no thread to start."""
+
+    def refusal(self, what: str) -> str:
+        return "{} not asked: {}".format(what, self)
+
 
 class TimedOut(Exception):
     """No answer within the caller's timeout; the call goes on in its thread."""
@@ -132,7 +143,7 @@ class CallPool:
                 if len(out) >= max(1, limit) or (retry_after is not None and waited < retry_after):
                     raise Busy("{} call(s) unanswered, the oldest for {:.0f} s".format(len(out), waited))
             if self._total >= self._max_outstanding:
-                raise Busy("{} calls unanswered in all, as many as may be".format(self._total))
+                raise PoolBusy("{} calls unanswered in all, as many as may be".format(self._total))
             self._total += 1
             job = _Call(key, fn, done, self._clock())
             self._outstanding.setdefault(key, []).append(job)
@@ -148,7 +159,7 @@ class CallPool:
                     out.remove(job)
                     if not out:
                         self._outstanding.pop(key, None)
-                    raise Busy("no thread to send it with (the process is at its thread limit)") from None
+                    raise PoolBusy("no thread to send it with (the process is at its thread limit)") from None
             else:
                 self._wake.notify()
         if waited is not None and on_retry is not None:

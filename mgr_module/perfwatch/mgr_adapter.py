@@ -67,7 +67,7 @@ class MgrAdapter(PoolMaps, CephAdapter):
         try:
             return self._calls.call(key, call, timeout, limit, retry_after, retried)
         except Busy as exc:
-            raise FetchError(REASON_BUSY, "{} has not answered an earlier request ({})".format(what, exc)) from exc
+            raise FetchError(REASON_BUSY, exc.refusal(what)) from exc
         except FetchError:  # the librados handle could not be had (_librados)
             raise
         except TimedOut as exc:
@@ -116,7 +116,7 @@ class MgrAdapter(PoolMaps, CephAdapter):
         try:
             self._calls.submit(what, ask, done, 2, self._retry_after(timeout), self._retried(what))
         except Busy as exc:
-            raise FetchError(REASON_BUSY, "{} has not answered an earlier request ({})".format(what, exc)) from exc
+            raise FetchError(REASON_BUSY, exc.refusal(what)) from exc
 
     @staticmethod
     def _osd_answer(what: str, answer: Tuple[int, Any, Any]) -> str:

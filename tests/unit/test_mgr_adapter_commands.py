@@ -122,6 +122,22 @@ def test_a_hung_osd_times_out_then_is_busy_and_holds_up_no_other(adapter: Any) -
     assert adapter.tell_osd(0, {"prefix": "perf dump"}, 0.1) == {"osd": {}}
 
 
+def test_an_osd_refused_because_the_pool_is_full_is_said_not_asked_not_blamed(adapter: Any) -> None:
+    """The all-calls cap is no fault of the OSD refused: its error says it was not asked."""
+    adapter._calls = CallPool("test", max_outstanding=1)
+    adapter.module.handle.hung.add(2)
+    with pytest.raises(FetchError):
+        adapter.tell_osd(2, {"prefix": "perf dump"}, 0.05)
+    with pytest.raises(FetchError) as refused:
+        adapter.tell_osd(0, {"prefix": "perf dump"}, 0.05)
+    assert refused.value.reason == REASON_BUSY
+    assert str(refused.value) == "busy: osd.0 not asked: 1 calls unanswered in all, as many as may be"
+    answers: list[Any] = []
+    with pytest.raises(FetchError, match=r"osd\.1 not asked"):
+        adapter.submit_osd_texts(1, [{"prefix": "perf dump"}], 0.05, answers.append)
+    assert [osd for _, osd, _ in adapter.module.handle.sent] == [2]
+
+
 def test_a_request_unanswered_for_three_timeouts_may_be_followed_by_one_more_and_no_third(
     adapter: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
