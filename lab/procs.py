@@ -117,8 +117,8 @@ def stop_child(
     """Ends a child started with stdout and stderr piped (SIGTERM, then up to `grace` s) and returns what it
     printed. One that does not end is sent SIGUSR1 first (a `python3 -m lab` command then prints every
     thread's stack, faulthandler), then killed and reaped, and StuckProcess says what it printed, stacks
-    included. Every wait is bounded: when the pipes stay open after the kill (a grandchild holding them),
-    it says so instead of waiting for them."""
+    included. Every wait is bounded: when the pipes stay open (a process it started holds them), it says
+    so, with what was read until then, instead of waiting for them."""
     if proc.poll() is None:
         proc.terminate()
     try:
@@ -126,17 +126,26 @@ def stop_child(
         return out.decode(errors="replace").strip()
     except subprocess.TimeoutExpired:
         pass
-    with contextlib.suppress(ProcessLookupError):
-        proc.send_signal(signal.SIGUSR1)
-    time.sleep(dump_wait)  # the stacks are written by the child's own faulthandler, at once
-    proc.kill()
+    ended = proc.poll()  # not None: it did end, only its pipes did not close
+    if ended is None:
+        with contextlib.suppress(ProcessLookupError):
+            proc.send_signal(signal.SIGUSR1)
+        time.sleep(dump_wait)  # the stacks are written by the child's own faulthandler, at once
+        proc.kill()
+    held = ""
     try:
         out, err = proc.communicate(timeout=pipe_wait)
-        said = f"stdout:\n{out.decode(errors='replace')}\nstderr (stacks at SIGUSR1):\n{err.decode(errors='replace')}"
-    except subprocess.TimeoutExpired:
+    except subprocess.TimeoutExpired as exc:  # it holds all that both communicate() calls read
+        out, err = exc.output or b"", exc.stderr or b""
         with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(timeout=10)
-        said = "its output pipes stayed open after it was killed: a process it started holds them"
+        after = "it ended" if ended is not None else "it was killed"
+        held = f"; its output pipes stayed open after {after}: a process it started holds them (read until then below)"
     args = proc.args if isinstance(proc.args, (list, tuple)) else [proc.args]
     command = " ".join(str(a) for a in args)
-    raise StuckProcess(f"pid {proc.pid} ({command}) did not end {grace:.0f} s after SIGTERM; {said}")
+    if ended is None:
+        what, stacks = f"did not end {grace:g} s after SIGTERM, killed", " (stacks at SIGUSR1)"
+    else:
+        what, stacks = f"ended after SIGTERM (exit {ended})", ""
+    said = f"stdout:\n{out.decode(errors='replace')}\nstderr{stacks}:\n{err.decode(errors='replace')}"
+    raise StuckProcess(f"pid {proc.pid} ({command}) {what}{held}\n{said}")

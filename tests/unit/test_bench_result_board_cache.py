@@ -14,7 +14,7 @@ from perfwatch.benchmarks import result_board
 from perfwatch.benchmarks.measurement import Measurement
 from perfwatch.benchmarks.records.store import BenchStore
 from perfwatch.benchmarks.result_board import ResultBoard
-from perfwatch.core.exposition import as_samples
+from perfwatch.core.exposition import Column, as_samples
 
 from .test_bench_result_board import finished
 from .test_bench_store import KV, Log
@@ -79,6 +79,35 @@ def test_what_a_caller_does_with_the_page_does_not_change_the_next() -> None:
     count = len(items)
     items.clear()
     assert len(board.exposition({}, 1, True)) == count
+
+
+def test_a_column_of_the_page_cannot_be_changed_by_a_caller() -> None:
+    board, _store = board_with_runs()
+    columns = [item for item in board.exposition({}, 1, True) if isinstance(item, Column)]
+    assert columns
+    for column in columns:
+        with pytest.raises(AttributeError):  # a tuple: no append, so no caller changes the page kept
+            column.series.append(("osd.99", 1.0))  # type: ignore[attr-defined]
+
+
+def test_a_change_while_the_page_is_made_shows_on_the_next(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The counts are read before what the page is made of: a change that lands in between (the runner
+    thread recording a verdict while the collector thread makes the page) is not hidden by the page kept."""
+    board, store = board_with_runs()
+    real = result_board.result_exposition
+
+    def raced(*args: Any, **kwargs: Any) -> Any:
+        made = real(*args, **kwargs)  # of the regressions as they were
+        a_regression_raised(board, store)
+        a_run_finished(board, store)
+        return made
+
+    monkeypatch.setattr(result_board, "result_exposition", raced)
+    assert not any(s[0] == mf.BENCH_IS_REGRESSION for s in page(board))
+    monkeypatch.setattr(result_board, "result_exposition", real)
+    after = page(board)
+    assert any(s[0] == mf.BENCH_IS_REGRESSION for s in after)
+    assert after == fresh(store, board)
 
 
 Change = Callable[[ResultBoard, BenchStore], None]

@@ -64,27 +64,51 @@ def test_a_child_that_ignores_sigterm_is_named_with_its_stacks_and_killed(tmp_pa
     with pytest.raises(StuckProcess) as stuck:
         stop_child(proc, grace=0.5, dump_wait=0.5)
     said = str(stuck.value)
-    assert f"pid {proc.pid}" in said and "did not end 0 s after SIGTERM" in said
+    assert f"pid {proc.pid}" in said and "did not end 0.5 s after SIGTERM, killed" in said
     assert "waits_for_a_bench_that_never_ends" in said  # the stack faulthandler wrote at SIGUSR1
     assert proc.returncode is not None and gone(proc.pid)
 
 
-def test_a_grandchild_holding_the_pipes_costs_a_bounded_wait_and_is_said(tmp_path: Path) -> None:
-    code = STUCK.replace(
+def grandchild_holding_the_pipes(code: str, pid_file: Path) -> tuple[subprocess.Popen[bytes], int]:
+    """The child runs `code`, where "started" is printed once it has started `sleep 40` (which inherits its
+    stdout and stderr) and written that PID to pid_file; returns the child and the sleep's PID."""
+    code = code.replace(
         'print("started", flush=True)',
         'import subprocess; open(sys.argv[1], "w").write(str(subprocess.Popen(["sleep", "40"]).pid))',
     )
-    pid_file = tmp_path / "grandchild"
     proc = subprocess.Popen([sys.executable, "-c", code, str(pid_file)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 10
     while not (pid_file.exists() and pid_file.read_text()):
         assert time.monotonic() < deadline
         time.sleep(0.01)
-    grandchild = int(pid_file.read_text())
+    return proc, int(pid_file.read_text())
+
+
+def test_a_grandchild_holding_the_pipes_costs_a_bounded_wait_and_is_said(tmp_path: Path) -> None:
+    proc, grandchild = grandchild_holding_the_pipes(STUCK, tmp_path / "grandchild")
     try:
+        started = time.monotonic()
         with pytest.raises(StuckProcess) as stuck:
             stop_child(proc, grace=0.5, dump_wait=0.2, pipe_wait=1.0)
-        assert "a process it started holds them" in str(stuck.value)
-        assert proc.returncode is not None
+        assert time.monotonic() - started < 5
+        said = str(stuck.value)
+        assert "did not end 0.5 s after SIGTERM, killed" in said
+        assert "stayed open after it was killed: a process it started holds them" in said
+        assert "waits_for_a_bench_that_never_ends" in said  # the stacks, read before the pipes' wait ran out
+        assert proc.returncode is not None and gone(proc.pid)
     finally:
         os.kill(grandchild, signal.SIGKILL)  # ours: the sleep the child started
+
+
+def test_a_child_that_ended_but_left_its_pipes_held_is_not_said_stuck(tmp_path: Path) -> None:
+    code = 'import sys, time\nprint("started", flush=True)\nprint("bench stopped", file=sys.stderr, flush=True)\n'
+    proc, grandchild = grandchild_holding_the_pipes(code + "time.sleep(30)", tmp_path / "grandchild")
+    try:
+        with pytest.raises(StuckProcess) as stuck:
+            stop_child(proc, grace=0.5, dump_wait=0.2, pipe_wait=0.5)
+        said = str(stuck.value)
+        assert f"ended after SIGTERM (exit {-signal.SIGTERM})" in said and "did not end" not in said
+        assert "stayed open after it ended: a process it started holds them" in said
+        assert "bench stopped" in said  # what it wrote before it ended
+    finally:
+        os.kill(grandchild, signal.SIGKILL)

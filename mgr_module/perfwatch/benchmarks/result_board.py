@@ -97,6 +97,9 @@ class ResultBoard:
         self._where = {key: self._where.get(key) or result_where(key) for key in last}
         regressions = list(store.regressions())
         items = result_exposition(last, baselines, regressions, store.last_runs(), outcomes, self._where.get)
+        # a column's series as a tuple: the page is handed out again, and a caller that changed a list in it
+        # would change every later page (each caller gets a list of its own, of items none can change)
+        items = [item._replace(series=tuple(item.series)) if isinstance(item, Column) else item for item in items]
         with self._lock:
             page = items + list(self._histograms.samples())
             self._page = (made_of, page)
