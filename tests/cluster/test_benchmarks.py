@@ -16,7 +16,7 @@ import pytest
 
 from lab.cephcli import CephCommandError
 
-from .labutil import LabHandle, finished, run_lab, s3_client, s3_user, start_bench, wait_until
+from .labutil import LabHandle, finished, mgr_log_of, run_lab, s3_client, s3_user, start_bench, wait_until
 
 INTERVAL = 5
 SCRATCH_POOL, SCRATCH_NS = "perfwatch", "perfwatch"
@@ -314,12 +314,18 @@ def probes_on_demand(bench: LabHandle) -> Iterator[None]:
     bench.ceph("config", "rm", "mgr", "mgr/perfwatch/rados_probe_interval", as_json=False)
 
 
+MAX_SLOW_RUNS = 9  # probe_regression_runs (3) three times over: a run without evidence starts the streak again
+
+
 def test_a_throttled_osd_is_the_one_named_not_the_peers_whose_writes_wait_for_it(
     bench: LabHandle, probes_on_demand: None
 ) -> None:
     """Three OSDs, three replicas: every replicated write waits for the throttled OSD, so the rados probe's
     writes of all three primaries regress; only the throttled one may be named (attribution.py, by its own
-    commit latency during the probe: 120-170 ms against 1-3 ms live)."""
+    commit latency during the probe's writes: 100-220 ms against 2-7 ms live). A run whose evidence falls
+    short (the victim's first commit served at once by its idle device, one fresh-clone CI: its own write
+    10 ms, one peer's 113 ms, the other's 15) names nobody and starts the streak again: the test probes
+    until the victim is named, up to MAX_SLOW_RUNS runs, and no run may name a peer."""
     victim = 0
     bench.ceph("perfwatch", "bench", "reset-baseline", "--kind", "rados", as_json=False)
     healthy: dict[int, list[float]] = {}
@@ -333,21 +339,26 @@ def test_a_throttled_osd_is_the_one_named_not_the_peers_whose_writes_wait_for_it
     assert knob.returncode == 0, knob.stderr
     try:
         slow: dict[int, list[float]] = {}
-        for _ in range(3):  # probe_regression_runs is 3
+        named: list[list[str]] = []
+        while len(named) < MAX_SLOW_RUNS and (not named or named[-1] != [f"rados/write_latency/osd.{victim}"]):
             run = finished(bench, start(bench, "--kind", "rados"))
             assert run["state"] == "done", run
             for r in results(bench, run["run_id"]):
                 if r["metric"] == "write_latency":
                     slow.setdefault(r["osd"], []).append(r["value"])
-        print(f"\nwrite latency, healthy: {healthy}\nthrottled osd.{victim}: {slow}")
+            named.append(bench.ceph("perfwatch", "bench", "status")["regressions"])
+        evidence = mgr_log_of(bench, "commit latency during its writes", tail=len(named))
+        print(f"\nwrite latency, healthy: {healthy}\nthrottled osd.{victim}: {slow}\nnamed after each run: {named}")
+        print(f"the runs' evidence (mgr log):\n{evidence}")
         # In every run a peer's write waited for the victim, far past the regression threshold (0.5x) of its
         # baseline (the median of its healthy results, as the module's: one healthy run that met a busy
         # machine, 35 ms against 5, made 4x its max out of reach in a fresh-clone CI); the victim's own write
         # may have found its device idle and been fast (a throttle's burst) ...
-        peers_slow = [max(slow[o][i] / (4 * statistics.median(healthy[o])) for o in (1, 2)) for i in range(3)]
+        peers_slow = [max(slow[o][i] / (4 * statistics.median(healthy[o])) for o in (1, 2)) for i in range(len(named))]
         assert all(ratio > 1 for ratio in peers_slow), (healthy, slow)
-        # ... yet the regression names the victim alone.
-        assert bench.ceph("perfwatch", "bench", "status")["regressions"] == [f"rados/write_latency/osd.{victim}"]
+        # ... yet no run names a peer, and the regression names the victim alone.
+        assert all(regressions in ([], [f"rados/write_latency/osd.{victim}"]) for regressions in named), named
+        assert named[-1] == [f"rados/write_latency/osd.{victim}"], (named, evidence)
         check = wait_until(
             lambda: bench.ceph("health", "detail")["checks"].get("PERFWATCH_BENCH_REGRESSION"),
             30,

@@ -12,6 +12,7 @@ from perfwatch.adapter import FetchError
 from perfwatch.benchmarks.kinds.commit_evidence import (
     MAX_OSDS,
     commit_reading,
+    commit_summary,
     read_all,
     slow_committers,
     window_latency,
@@ -129,9 +130,9 @@ class _Adapter:
         self.asked.append(osd)
         return self.counters[osd][0], self.counters[osd][1]
 
-    def commit(self) -> None:
+    def commit(self, slow: float = 0.150) -> None:
         for osd in self.counters:
-            self.counters[osd][0] += 0.150 if osd == 0 else 0.002
+            self.counters[osd][0] += slow if osd == 0 else 0.002
             self.counters[osd][1] += 1
 
 
@@ -149,7 +150,7 @@ class _IO:
         return 0.001
 
     def remove(self, name: str, timeout: float) -> None:
-        self.adapter.commit()
+        self.adapter.commit(slow=0.002)  # osd.0's device served the removes at once (a throttle's burst)
 
 
 class _Ctx:
@@ -186,7 +187,7 @@ def test_the_probe_records_each_members_own_commit_latency(monkeypatch: Any) -> 
     RadosLatency()._probe(ctx, _IO(adapter), 7, 3, "perfwatch")  # type: ignore[arg-type]
     assert ctx.acting == {0: [0, 1, 2], 1: [1, 2, 0], 2: [2, 0, 1]}
     assert sorted(adapter.asked) == [0, 0, 1, 1, 2, 2], "each member read once before and once after"
-    assert round(ctx.commit_latency[0], 3) == 0.150
+    assert round(ctx.commit_latency[0], 3) == 0.150, "the writes' commits alone: the fast removes are left out"
     assert round(ctx.commit_latency[1], 3) == round(ctx.commit_latency[2], 3) == 0.002
     assert slow_committers(ctx.commit_latency, ctx.commit_latency, 0.2 * 0.16) == [0]
 
@@ -227,3 +228,9 @@ def test_an_error_that_is_not_busy_is_not_asked_again() -> None:
 
     assert read_all(read, [0, 1], workers=2, budget=0.5) == {}
     assert sorted(asks) == [0, 1]
+
+
+def test_the_summary_names_the_slowest_first_and_the_median() -> None:
+    latency = {1: 0.0029, 0: 0.1502, 2: 0.0031, 3: 0.004}
+    assert commit_summary(latency) == "osd.0 150.2 ms, osd.3 4.0 ms, osd.2 3.1 ms (median of 4: 4.0 ms)"
+    assert commit_summary({}) == "none read"

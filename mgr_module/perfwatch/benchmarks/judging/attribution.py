@@ -7,7 +7,7 @@ alone. So a slow write is its primary's own regression only when the evidence sa
 write, within its own acting set:
 
 1. local evidence: members whose read regressed in the same run (reads touch only them), and members
-   whose own commits were slow while the probe ran (commit_evidence.py: far slower than the fastest half
+   whose own commits were slow while the probe's writes ran (commit_evidence.py: far slower than the fastest half
    of the OSDs of their device class, and at least COMMIT_SHARE of this write's latency: the write waited
    mostly for them);
 2. else, among the slow writes no local evidence explains (two or more), the OSDs common to all their

@@ -13,7 +13,7 @@ from ..base import BenchError, Benchmark, Context, ParamSpec
 from ..lifecycle.capacity import CapacityView, check_nearfull, pool_osds, rados_max_objects
 from ..lifecycle.scratch_pool import cleanup_prefixed, ensure_pool, scratch_location
 from ..measurement import Measurement
-from .commit_evidence import BUDGET_SECONDS, MAX_OSDS, read_all, window_latency
+from .commit_evidence import BUDGET_SECONDS, MAX_OSDS, commit_summary, read_all, window_latency
 from .placement import names_per_primary, pg_of
 from .probe_phases import ProbePhases
 from .qd_loop import run_at_queue_depth
@@ -104,18 +104,12 @@ class RadosLatency(Benchmark):
         data = os.urandom(BLOCK)
         phases = ProbePhases(ctx, workers)
         writes = phases.run("write", todo, lambda name: io.write_full(name, data, ctx.step_timeout(io.timeout)))
+        if commits_before:  # the window holds the writes' commits alone: the removes' would dilute them
+            self._commit_window(ctx, members, workers, commits_before)
         written = [(osd, name) for osd, name in todo if osd in writes]
         reads = phases.run("read", written, lambda name: io.read(name, BLOCK, ctx.step_timeout(io.timeout)))
         removed = phases.run("remove", written, lambda name: io.remove(name, ctx.step_timeout(io.timeout)))
         ctx.scratch_removed = not ctx.unsettled and len(removed) == len(written)  # a failed write made no object
-        if commits_before:
-            commits_after = self._commit_readings(ctx, members, workers)
-            ctx.commit_latency = window_latency(commits_before, commits_after)
-            unread = sorted(members - set(ctx.commit_latency))
-            if unread:  # what a run that names no slow member despite slow writes needs to be understood
-                unread_names = ", ".join("osd.{}".format(o) for o in unread)
-                ctx.log.info("rados probe %s: no commit latency of %s (before: %d, after: %d read)",
-                             ctx.run_id, unread_names, len(commits_before), len(commits_after))  # fmt: skip
         results = [Measurement(self.name, "write_latency", osd, writes[osd], "seconds") for osd, _ in written]
         results += [Measurement(self.name, "read_latency", osd, reads[osd], "seconds") for osd, _ in written
                     if osd in reads]  # fmt: skip
@@ -127,6 +121,20 @@ class RadosLatency(Benchmark):
         grow(ctx.adapter, ctx.options["scratch_pool"], ctx.options, ctx.log, pool_id,  # for the next rounds
              scratch_busy=ctx.scratch_busy, max_objects=len(todo) + LEFTOVER_OBJECTS)  # fmt: skip
         return results
+
+    @classmethod
+    def _commit_window(cls, ctx: Context, members: Any, workers: int, before: Dict[int, Any]) -> None:
+        """ctx.commit_latency: each member's mean commit latency since `before`, said in the log with the
+        members it could not read (what a run that names no slow member despite slow writes needs)."""
+        after = cls._commit_readings(ctx, members, workers)
+        ctx.commit_latency = window_latency(before, after)
+        ctx.log.info("rados probe %s: commit latency during its writes: %s", ctx.run_id,
+                     commit_summary(ctx.commit_latency))  # fmt: skip
+        unread = sorted(members - set(ctx.commit_latency))
+        if unread:
+            unread_names = ", ".join("osd.{}".format(o) for o in unread)
+            ctx.log.info("rados probe %s: no commit latency of %s (before: %d, after: %d read)",
+                         ctx.run_id, unread_names, len(before), len(after))  # fmt: skip
 
     @staticmethod
     def _commit_readings(ctx: Context, osds: Any, workers: int) -> Dict[int, Any]:
