@@ -229,6 +229,9 @@ def _parser() -> argparse.ArgumentParser:
     load_p.add_argument(
         "--client", metavar="NAME", help="as client.NAME (made, RBD caps on --pool only), not the admin"
     )
+    load_p.add_argument(
+        "--pg-num", type=int, default=load.POOL_PGS, help=f"PGs of --pool when it is made (default {load.POOL_PGS})"
+    )
     return p
 
 
@@ -389,7 +392,14 @@ def main(argv: list[str] | None = None) -> int:
             return 1 if problems else 0
         if args.command == "load":
             result = load.run(
-                lab.config.conf_path, lab.dir, lab.topo.client, args.pattern, args.seconds, args.pool, args.client
+                lab.config.conf_path,
+                lab.dir,
+                lab.topo.client,
+                args.pattern,
+                args.seconds,
+                args.pool,
+                args.client,
+                args.pg_num,
             )
             size = load.PATTERNS[args.pattern].io_size
             print(

@@ -126,10 +126,18 @@ def check_seconds(seconds: float) -> None:
         raise LabError(f"--seconds {seconds}: must be between 1 and 3600")
 
 
-def _prepare(conf: Path, pattern: Pattern, pool: str) -> None:
+POOL_PGS = 8  # a load pool's PGs when `load` makes it (--pg-num)
+
+
+def check_pg_num(pg_num: int) -> None:
+    if not 1 <= pg_num <= 128:
+        raise LabError(f"--pg-num {pg_num}: must be between 1 and 128 (the lab's OSDs hold at most 250 PGs each)")
+
+
+def _prepare(conf: Path, pattern: Pattern, pool: str, pg_num: int) -> None:
     pools = cephcli.run(conf, "osd", "pool", "ls")
     if pool not in pools:
-        cephcli.run(conf, "osd", "pool", "create", pool, "8", as_json=False)
+        cephcli.run(conf, "osd", "pool", "create", pool, str(pg_num), as_json=False)
         cephcli.run(conf, "osd", "pool", "application", "enable", pool, "rbd", as_json=False)
     images = cephcli.run_tool("rbd", conf, "ls", "--format", "json", pool)
     if pattern.image not in images:
@@ -171,18 +179,20 @@ def run(
     seconds: float,
     pool: str = POOL,
     client_name: str | None = None,
+    pg_num: int = POOL_PGS,
 ) -> LoadResult:
     """Run one pattern for `seconds` from the `client` host (the lab's client namespace) against the cluster
-    of `conf`, in `pool` (made if missing), as the admin or as client.`client_name` (made, with RBD caps
-    on that pool only); returns what the client measured. The bench is recorded in the state of the lab in
+    of `conf`, in `pool` (made with `pg_num` PGs if missing), as the admin or as client.`client_name` (made,
+    with RBD caps on that pool only); returns what the client measured. The bench is recorded in the state of the lab in
     `lab_dir` while it runs, so `down` stops it if this process cannot."""
     if pattern_name not in PATTERNS:
         raise LabError(f"--pattern {pattern_name!r}: one of {', '.join(PATTERNS)}")
     check_seconds(seconds)
     check_name("--pool", pool)
+    check_pg_num(pg_num)
     pattern = PATTERNS[pattern_name]
     try:
-        _prepare(conf, pattern, pool)
+        _prepare(conf, pattern, pool, pg_num)
     except cephcli.CephCommandError as exc:
         raise LabError(f"preparing the load pool or image failed: {exc}") from exc
     who = identity(conf, lab_dir, client_name, pool) if client_name is not None else None

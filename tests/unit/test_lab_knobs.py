@@ -89,6 +89,10 @@ def test_rbd_bench_progress_lines_are_parsed_and_headers_skipped() -> None:
 def test_load_arguments_are_checked() -> None:
     with pytest.raises(LabError, match="--seconds 0"):
         load.check_seconds(0)
+    for pg_num in (0, -8, 129):
+        with pytest.raises(LabError, match=f"--pg-num {pg_num}: must be between 1 and 128"):
+            load.check_pg_num(pg_num)
+    load.check_pg_num(32)
     argv = load.PATTERNS["large-read"].bench_argv(__import__("pathlib").Path("/c"), 1024)
     assert argv[argv.index("--io-type") + 1] == "read" and argv[argv.index("--io-size") + 1] == str(4 << 20)
 
