@@ -2,6 +2,7 @@
 the rendered text in a cache that scrapes read without ever waiting for Ceph."""
 
 import collections
+import contextlib
 import json
 import logging
 import queue
@@ -39,12 +40,15 @@ COMMANDS = (counters.PERF_DUMP, counters.DUMP_MEMPOOLS)  # what each OSD is aske
 Answer = Tuple[int, object, float]  # an OSD, its answers (or a call_pool failure), when they came (monotonic)
 
 
-def _hand_over(answers: "queue.Queue[Answer]", osd_id: int) -> Callable[[object], None]:
+def _hand_over(answers: "queue.Queue[Answer]", osd_id: int, lock: threading.Lock) -> Callable[[object], None]:
     """What the adapter's thread calls with osd_id's answers: puts them in the collecting thread's queue,
-    stamped with when they came (an answer is judged late by that, not by when this thread gets to it)."""
+    stamped with when they came (an answer is judged late by that, not by when this thread gets to it).
+    Stamp and put hold `lock`, as the collecting thread's drain and its reading of the clock do: an answer
+    stamped before that reading is in the drained queue, one not in it is stamped after."""
 
     def put(got: object) -> None:
-        answers.put((osd_id, got, time.monotonic()))
+        with lock:
+            answers.put((osd_id, got, time.monotonic()))
 
     return put
 
@@ -194,6 +198,7 @@ class Collector:
         within twice request_timeout is a timeout, and its place goes to the next OSD."""
         todo = collections.deque(up)
         answers = queue.Queue()  # type: queue.Queue[Answer]
+        handing_over = threading.Lock()
         due: Dict[int, float] = {}  # OSDs asked and not yet answered -> when they time out
         readings: Dict[int, OsdReading] = {}
         allowed = settings.request_timeout * len(COMMANDS)
@@ -203,7 +208,7 @@ class Collector:
                 osd_id = todo.popleft()
                 try:
                     self.adapter.submit_osd_texts(
-                        osd_id, COMMANDS, settings.request_timeout, _hand_over(answers, osd_id)
+                        osd_id, COMMANDS, settings.request_timeout, _hand_over(answers, osd_id, handing_over)
                     )
                 except FetchError as exc:  # busy: an earlier request to it is still out
                     readings[osd_id] = OsdReading("osd.{}".format(osd_id), None, exc)
@@ -215,20 +220,19 @@ class Collector:
             if not due:
                 continue
             got: List[Answer] = []
-            try:
+            with contextlib.suppress(queue.Empty):
                 got.append(answers.get(timeout=max(0.0, min(due.values()) - time.monotonic())))
-                while True:  # everything already handed over, so none waits behind the deadlines below
+            with handing_over, contextlib.suppress(queue.Empty):  # all handed over, none behind the deadlines
+                now = time.monotonic()
+                while True:
                     got.append(answers.get_nowait())
-            except queue.Empty:
-                pass
             for osd_id, fetched, came in got:
                 at = due.pop(osd_id, None)
                 if at is None:  # an answer to a request already counted as a timeout
                     continue
                 daemon = "osd.{}".format(osd_id)
                 readings[osd_id] = self._parse_osd(daemon, fetched) if came <= at else OsdReading(daemon, None, late)
-            now = time.monotonic()
-            for osd_id in [o for o, at in due.items() if at <= now]:
+            for osd_id in [o for o, at in due.items() if at < now]:  # any answer still to come is later
                 del due[osd_id]
                 readings[osd_id] = OsdReading("osd.{}".format(osd_id), None, late)
         return [readings[osd_id] for osd_id in sorted(up)]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import threading
 import time
+import types
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -87,3 +88,61 @@ def test_a_late_answer_arriving_in_the_next_cycle_is_not_taken_for_that_cycles_a
     assert read_osds(collector) == {"osd.0", "osd.1"}
     for thread in adapter.threads:
         thread.join(5)
+
+
+class _Clock:
+    """monotonic() for the collector: 100.0 until the answer is stamped; the stamp (from the answering
+    thread) just before the deadline; every reading after it just after the deadline."""
+
+    def __init__(self, deadline: float) -> None:
+        self.deadline = deadline
+        self.stamped = threading.Event()
+        self.answering: threading.Thread | None = None
+
+    def monotonic(self) -> float:
+        if threading.current_thread() is self.answering and not self.stamped.is_set():
+            self.stamped.set()
+            return self.deadline - 0.001
+        return self.deadline + 0.001 if self.stamped.is_set() else 100.0
+
+
+def test_an_answer_stamped_before_its_deadline_counts_though_the_clock_is_read_before_it_is_queued(
+    monkeypatch: Any,
+) -> None:
+    """The answering thread stamps its answer 1 ms before the deadline and is held 0.3 s before the answer
+    reaches the queue; the collecting thread meanwhile finds the queue empty and reads the clock past the
+    deadline. Stamp and put are one step for the collecting thread's drain and clock reading (a review
+    found such an answer counted as a timeout)."""
+    import queue as queue_module
+
+    import perfwatch.collector as collector_module
+
+    clock = _Clock(deadline=100.0 + 1.0 * len(COMMANDS))
+    held: dict[str, Any] = {}
+
+    class HeldQueue(queue_module.Queue):  # type: ignore[type-arg]
+        def put(self, item: Any, block: bool = True, timeout: float | None = None) -> None:
+            time.sleep(0.3)  # the answering thread, preempted between its stamp and its put
+            super().put(item, block, timeout)
+
+        def get(self, block: bool = True, timeout: float | None = None) -> Any:
+            if "thread" not in held:  # the first wait: the answer comes (its thread stamps it), none queued yet
+                held["thread"] = clock.answering = threading.Thread(target=held["answer"], daemon=True)
+                clock.answering.start()
+                clock.stamped.wait(5)
+                raise queue_module.Empty
+            return super().get(block, timeout)
+
+    class OneAnswer(FakeAdapter):
+        def submit_osd_texts(
+            self, osd_id: int, commands: Sequence[dict[str, Any]], timeout: float, done: Callable[[Any], None]
+        ) -> None:
+            answers = [self.tell_osd_text(osd_id, c, timeout) for c in commands]
+            held["answer"] = lambda: done(answers)
+
+    monkeypatch.setattr(collector_module, "queue", types.SimpleNamespace(Queue=HeldQueue, Empty=queue_module.Empty))
+    monkeypatch.setattr(collector_module, "time", types.SimpleNamespace(monotonic=clock.monotonic, time=time.time))
+    collector = Collector(OneAnswer(1))
+    collector.collect(Settings(request_timeout=1.0, max_in_flight=1))
+    held["thread"].join(5)
+    assert read_osds(collector) == {"osd.0"}, errors_of(collector)
