@@ -7,10 +7,11 @@ replica, and its own background ones), so a throttled device shows there alone. 
 counter of every OSD in the probed acting sets before and after its writes (`perf dump bluestore
 commit_lat`, one small request per OSD each time, in parallel, within BUDGET_SECONDS, at most MAX_OSDS
 OSDs; beyond that only the common-cause rule of attribution.py judges). Live on the lab (3 hosts, osd.0's device at
-20 IOPS, 1 MB/s): six commits per OSD per probe run, osd.0's at 120-170 ms, the others' at 1-3 ms. The
-window closes when the writes have ended: the removes' commits are left out (in one fresh-clone CI osd.0's
-own write, the first at its idle device, took 10 ms and its peers' 116 ms, and the mean over writes and
-removes stayed under the share of the peers' writes that rule 1 of attribution.py wants).
+20 IOPS, 1 MB/s): three commits per OSD per probe run (one per write), osd.0's at 70-140 ms, the others'
+at 2.5-7 ms. The window closes when the writes have ended: the removes' commits are left out (in one
+fresh-clone CI osd.0's own write, the first at its idle device, took 10 ms and its peers' 116 ms, and the
+mean over writes and removes stayed under the share of the peers' writes that rule 1 of attribution.py
+wants).
 """
 
 import threading
