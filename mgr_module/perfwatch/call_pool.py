@@ -8,8 +8,12 @@ librados returns; until then it counts as outstanding for its key (one OSD, or t
 still out is allowed only once the first has waited `retry_after` seconds (so one request lost by a daemon
 cannot silence it for good), and never more than `limit` at once; nor more than `max_outstanding` calls in
 all in one pool (so even a cluster whose every OSD hangs costs a bounded number of threads; the module
-has two pools, one per adapter: collection and benchmarks). A call whose thread cannot be started is
-refused (Busy), never left queued to be sent later.
+has two pools, one per adapter: collection and benchmarks). A call beside an unanswered one is also
+refused (Busy) while half of `max_outstanding` or more are out in all: hung keys then hold at most that
+half plus one call each, so while fewer keys than half of `max_outstanding` hang, first calls to the
+others always find room (without this rule, `max_outstanding / limit` hung keys filled the pool and every
+other key was refused, every cycle).
+A call whose thread cannot be started is refused (PoolBusy), never left queued to be sent later.
 
 Threads are reused: one that finished a call takes the next, an idle one ends after `idle_seconds`.
 
@@ -133,7 +137,8 @@ class CallPool:
         done(_Failed(exception)) (see failure()), after the call stopped counting as outstanding. The
         caller keeps its own deadline: a call that never returns never calls done. Busy when `key` has
         `limit` calls out, or any call out that has waited less than `retry_after` s (None: calls up to
-        `limit` at once). on_retry(seconds the oldest has waited) is called when a call is sent beside an
+        `limit` at once), or any call out while half of `max_outstanding` are out in all; PoolBusy when
+        all of them are. on_retry(seconds the oldest has waited) is called when a call is sent beside an
         unanswered one."""
         waited = None
         with self._lock:
@@ -142,6 +147,12 @@ class CallPool:
                 waited = self._clock() - out[0].sent
                 if len(out) >= max(1, limit) or (retry_after is not None and waited < retry_after):
                     raise Busy("{} call(s) unanswered, the oldest for {:.0f} s".format(len(out), waited))
+                if self._total >= self._max_outstanding // 2:  # the rest is kept for first calls
+                    raise Busy(
+                        "unanswered for {:.0f} s; no second call while {} of at most {} are unanswered in all".format(
+                            waited, self._total, self._max_outstanding
+                        )
+                    )
             if self._total >= self._max_outstanding:
                 raise PoolBusy("{} calls unanswered in all, as many as may be".format(self._total))
             self._total += 1

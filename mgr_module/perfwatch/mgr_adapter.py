@@ -8,8 +8,10 @@ At most one request per OSD is outstanding: a request that timed out stays outst
 answers it, and until then that OSD is reported busy instead of being sent another. A request with no
 answer after three timeouts (at least 30 s) may be followed by one more, so one lost request cannot
 silence an OSD for good; never more than two are outstanding per OSD, four to the mons, 512 in all,
-per adapter (the module has two: collection and benchmarks). The collector's reads (submit_osd_texts)
-send an OSD's two commands from one pool thread and hand both answers over at once.
+per adapter (the module has two: collection and benchmarks), and no second one to any daemon while 256
+are outstanding, so fewer than 256 hung OSDs leave room for the others. The collector's reads
+(submit_osd_texts) send an OSD's two commands from one pool thread and hand both answers over at once.
+The handle connects on first use, in one pool thread; commands asked meanwhile fail at once.
 
 Over 300 lines: one class, the whole seam between perfwatch and the mgr; split, each half would
 re-import the other's helpers.
@@ -41,6 +43,7 @@ class MgrAdapter(PoolMaps, CephAdapter):
         self.timeout = timeout  # the request_timeout option, read at each call
         self._lock = threading.Lock()
         self._rados: Any = None  # the module's librados handle, connected on first use
+        self._connecting = False  # a thread is connecting it (under _lock to read or set)
         self._calls = CallPool("perfwatch-command")
         self._labeled_failed = False  # the last labeled-counter call failed (warned once, then debug)
         self._map_view = OsdMapView(lambda what: module.get(what), lambda: module.get_osdmap().get_epoch())
@@ -52,13 +55,21 @@ class MgrAdapter(PoolMaps, CephAdapter):
         return self._map_view.networks()
 
     def _librados(self) -> Any:
-        with self._lock:  # MgrModule.rados connects on first use: once, not once per thread
-            if self._rados is None:
-                try:
-                    self._rados = self.module.rados
-                except Exception as exc:
-                    raise FetchError(REASON_ERROR, "the module's librados handle: {!r}".format(exc)) from exc
-            return self._rados
+        with self._lock:  # MgrModule.rados connects on first use: by one thread, the others refused meanwhile
+            if self._rados is not None:
+                return self._rados
+            if self._connecting:
+                raise FetchError(REASON_ERROR, "the module's librados handle is still connecting")
+            self._connecting = True
+        rados = None
+        try:
+            rados = self.module.rados
+        except Exception as exc:
+            raise FetchError(REASON_ERROR, "the module's librados handle: {!r}".format(exc)) from exc
+        finally:
+            with self._lock:  # a failed connect leaves None: the next call connects again
+                self._rados, self._connecting = rados, False
+        return rados
 
     def _command(self, key: str, call: Callable[[], Any], timeout: float, what: str, limit: int, retry: bool) -> Any:
         """(r, outbuf bytes, outs) of a librados command call, or FetchError busy/timeout."""

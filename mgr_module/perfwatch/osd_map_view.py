@@ -7,7 +7,8 @@ comes from `get_osdmap().get_epoch()`, a copy of the map in C++ with no Python o
 
 Metadata (front_iface, back_iface) is sent by an OSD when it starts, so it is read again when an up OSD
 is new or has restarted (its up_from changed), when an up OSD had none yet (at most every
-METADATA_RETRY s: the mgr may get it after the map says up), and every METADATA_MAX_AGE s in any case.
+METADATA_RETRY s, with a new epoch or not: the mgr may get it after the map says up, and the map is then
+read again too), and every METADATA_MAX_AGE s in any case.
 When the epoch cannot be read, the map is read every time, as before. Pure: the mgr calls are passed in.
 """
 
@@ -39,6 +40,7 @@ class OsdMapView:
         self._started: Set[Tuple[int, Any]] = set()  # (osd, up_from) of each up OSD the metadata was read for
         self._metadata: Dict[str, Dict[str, str]] = {}  # osd id as text -> its IFACE_KEYS
         self._metadata_at: Optional[float] = None
+        self._lacking = False  # an up OSD had no metadata at the last read: looked for again, the epoch the same
         self.map_reads = 0  # how often the map was read (tests and benches)
         self.metadata_reads = 0
 
@@ -63,8 +65,10 @@ class OsdMapView:
     def _refresh(self) -> None:
         epoch = self._current_epoch()
         now = self._clock()
-        stale = self._metadata_at is None or now - self._metadata_at >= METADATA_MAX_AGE
-        if epoch is not None and epoch == self._seen_epoch and not stale:
+        age = None if self._metadata_at is None else now - self._metadata_at
+        stale = age is None or age >= METADATA_MAX_AGE
+        due = age is None or age >= METADATA_RETRY  # an up OSD without metadata is looked for again
+        if epoch is not None and epoch == self._seen_epoch and not stale and not (self._lacking and due):
             return
         osd_map = self._get("osd_map") or {}
         self.map_reads += 1
@@ -80,12 +84,13 @@ class OsdMapView:
             if entry.get("up"):
                 started.add((osd, entry.get("up_from")))
         lacking = any(str(osd) not in self._metadata for osd, _ in started)
-        retry = lacking and (self._metadata_at is None or now - self._metadata_at >= METADATA_RETRY)
-        if stale or retry or not started <= self._started:
+        if stale or (lacking and due) or not started <= self._started:
             self._metadata = _interfaces(self._get("osd_metadata") or {})
             self._metadata_at = now
             self._started = started
             self.metadata_reads += 1
+            lacking = any(str(osd) not in self._metadata for osd, _ in started)
+        self._lacking = lacking
         self._osds = osds
         self._networks = networks(osd_map, self._metadata)
         self._seen_epoch = epoch

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from perfwatch.call_pool import Busy, CallPool, TimedOut
+from perfwatch.call_pool import Busy, CallPool, PoolBusy, TimedOut
 
 
 class Clock:
@@ -179,6 +179,40 @@ def test_calls_outstanding_in_all_are_bounded_whatever_the_keys(answer: threadin
     answer.set()
     wait_for(lambda: sum(pool.outstanding(osd) for osd in range(3)) == 0)
     assert pool.call(3, lambda: "room again", 5.0) == "room again"
+
+
+def test_no_second_call_to_a_key_once_half_the_pool_is_out_so_first_calls_find_room() -> None:
+    """Hung keys each retried would fill the pool (limit 2 x max_outstanding / 2 keys) and every other key be
+    refused for good: a second call goes out only while fewer than half of max_outstanding are out."""
+    clock = Clock()
+    pool = CallPool(clock=clock, max_outstanding=8)
+    hung = [threading.Event() for _ in range(4)]
+    try:
+        for osd in range(3):
+            with pytest.raises(TimedOut):
+                pool.call(osd, blocked_until(hung[osd]), 0.01, limit=2, retry_after=30.0)
+        clock.now += 30.0
+        with pytest.raises(TimedOut):  # 3 out, fewer than 4: the retry goes out
+            pool.call(0, blocked_until(hung[0]), 0.01, limit=2, retry_after=30.0)
+        with pytest.raises(Busy, match=r"no second call while 4 of at most 8 are unanswered in all") as refused:
+            pool.call(1, lambda: "never sent", 5.0, limit=2, retry_after=30.0)
+        assert not isinstance(refused.value, PoolBusy)  # the key has not answered: its own doing
+        assert refused.value.refusal("osd.1").startswith("osd.1 has not answered an earlier request")
+        with pytest.raises(TimedOut):  # a fourth key hangs too: first calls still go out
+            pool.call(3, blocked_until(hung[3]), 0.01, limit=2, retry_after=30.0)
+        assert [pool.call(osd, lambda: "answered", 5.0, limit=2, retry_after=30.0) for osd in (10, 11)] == [
+            "answered",
+            "answered",
+        ]
+        assert [pool.outstanding(osd) for osd in range(4)] == [2, 1, 1, 1]
+        hung[0].set()
+        wait_for(lambda: pool.outstanding(0) == 0)
+        with pytest.raises(TimedOut):  # 3 out again: room for a retry
+            pool.call(1, blocked_until(hung[1]), 0.01, limit=2, retry_after=30.0)
+        assert pool.outstanding(1) == 2
+    finally:
+        for event in hung:
+            event.set()
 
 
 def test_a_call_whose_thread_cannot_start_is_refused_and_never_sent_later(monkeypatch: pytest.MonkeyPatch) -> None:

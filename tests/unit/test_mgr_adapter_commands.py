@@ -165,12 +165,22 @@ def test_a_request_unanswered_for_three_timeouts_may_be_followed_by_one_more_and
 
 
 def test_the_librados_handle_is_taken_once_however_many_threads_ask(adapter: Any) -> None:
-    threads = [threading.Thread(target=adapter.tell_osd, args=(i, {"prefix": "perf dump"}, 5.0)) for i in range(16)]
+    got: list[Any] = []
+
+    def ask(osd: int) -> None:
+        try:
+            got.append(adapter.tell_osd(osd, {"prefix": "perf dump"}, 5.0))
+        except FetchError as exc:  # asked while the one connecting thread connected
+            got.append(str(exc))
+
+    threads = [threading.Thread(target=ask, args=(i,)) for i in range(16)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join(10)
-    assert adapter.module.connects == 1 and len(adapter.module.handle.sent) == 16
+    assert adapter.module.connects == 1 and len(got) == 16
+    assert {str(answer) for answer in got} <= {"{'osd': {}}", "error: the module's librados handle is still connecting"}
+    assert len(adapter.module.handle.sent) == got.count({"osd": {}})
 
 
 class SlowToConnect(Module):
@@ -205,7 +215,52 @@ def test_a_first_connect_that_hangs_costs_the_callers_timeout_not_its_thread(ada
     deadline = time.monotonic() + 5
     while not answers and time.monotonic() < deadline:
         time.sleep(0.01)
-    assert answers == [['{"osd": {}}']]
+    error = failure(answers[0])  # the first command's thread is still connecting: refused, not queued
+    assert isinstance(error, FetchError) and "still connecting" in str(error)
+
+
+class HungConnect(Module):
+    """A module whose librados handle connects only once `connected` is set (a cluster slow to answer)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.connected = threading.Event()
+
+    @property
+    def rados(self) -> Rados:
+        self.connects += 1
+        self.connected.wait(10)
+        return self.handle
+
+
+def test_while_the_first_connect_hangs_other_commands_fail_at_once_not_each_holding_a_thread(adapter: Any) -> None:
+    """One pool thread connects; the others' commands fail at once rather than queue on the connect, each
+    holding a pool thread for its timeout (the first cycle would last N / max_in_flight x the timeout)."""
+    module = adapter.module = HungConnect()
+    first: list[Any] = []
+    adapter.submit_osd_texts(0, [{"prefix": "perf dump"}], 5.0, first.append)
+    deadline = time.monotonic() + 5
+    while module.connects == 0 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    try:
+        started = time.monotonic()
+        with pytest.raises(FetchError) as refused:
+            adapter.tell_osd(1, {"prefix": "perf dump"}, 2.0)
+        assert time.monotonic() - started < 1.0
+        assert str(refused.value) == "error: the module's librados handle is still connecting"
+        answers: list[Any] = []
+        adapter.submit_osd_texts(2, [{"prefix": "perf dump"}], 2.0, answers.append)
+        while not answers and time.monotonic() < started + 1.0:
+            time.sleep(0.01)
+        error = failure(answers[0]) if answers else None
+        assert isinstance(error, FetchError) and error.reason == REASON_ERROR and "still connecting" in str(error)
+    finally:
+        module.connected.set()
+    while not first and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert first == [['{"osd": {}}']]  # the connecting thread went on to send its command
+    assert adapter.tell_osd(3, {"prefix": "perf dump"}, 2.0) == {"osd": {}}
+    assert module.connects == 1 and [osd for _, osd, _ in module.handle.sent] == [0, 3]
 
 
 def test_a_connect_that_fails_is_that_commands_error_said_once(adapter: Any) -> None:

@@ -119,6 +119,23 @@ def test_an_up_osd_without_metadata_is_looked_for_again_but_not_every_cycle() ->
     assert mgr.reads() == (3, 2)
 
 
+def test_an_up_osd_without_metadata_is_looked_for_again_with_no_new_epoch() -> None:
+    mgr = Mgr(2)
+    del mgr.metadata["1"]
+    view = mgr.view()
+    view.networks()
+    mgr.metadata["1"] = {"front_iface": "eth0", "back_iface": "eth1"}  # the mgr gets it later, the map unchanged
+    mgr.now += METADATA_RETRY - 1
+    assert {r.iface for r in view.networks() if r.osd == 1} == {""}
+    assert mgr.reads() == (1, 1)
+    mgr.now += 1
+    assert {r.iface for r in view.networks() if r.osd == 1} == {"eth0", "eth1"}
+    assert mgr.reads() == (2, 2)
+    mgr.now += METADATA_RETRY
+    view.networks()
+    assert mgr.reads() == (2, 2), "none lacks it now: nothing read until the next epoch"
+
+
 def test_the_metadata_and_map_are_read_again_when_old_even_with_no_new_epoch() -> None:
     mgr = Mgr(2)
     view = mgr.view()
