@@ -11,7 +11,7 @@ silence an OSD for good; never more than two are outstanding per OSD, four to th
 per adapter (the module has two: collection and benchmarks), and no second one to any daemon while 256
 are outstanding, so fewer than 256 hung OSDs leave room for the others. The collector's reads
 (submit_osd_texts) send an OSD's two commands from one pool thread and hand both answers over at once.
-The handle connects on first use, in one pool thread; commands asked meanwhile fail at once.
+The handle connects on first use, in one pool thread; commands asked meanwhile are refused at once (busy).
 
 Over 300 lines: one class, the whole seam between perfwatch and the mgr; split, each half would
 re-import the other's helpers.
@@ -59,7 +59,7 @@ class MgrAdapter(PoolMaps, CephAdapter):
             if self._rados is not None:
                 return self._rados
             if self._connecting:
-                raise FetchError(REASON_ERROR, "the module's librados handle is still connecting")
+                raise FetchError(REASON_BUSY, "the module's librados handle is still connecting")
             self._connecting = True
         rados = None
         try:

@@ -179,7 +179,7 @@ def test_the_librados_handle_is_taken_once_however_many_threads_ask(adapter: Any
     for thread in threads:
         thread.join(10)
     assert adapter.module.connects == 1 and len(got) == 16
-    assert {str(answer) for answer in got} <= {"{'osd': {}}", "error: the module's librados handle is still connecting"}
+    assert {str(answer) for answer in got} <= {"{'osd': {}}", "busy: the module's librados handle is still connecting"}
     assert len(adapter.module.handle.sent) == got.count({"osd": {}})
 
 
@@ -247,13 +247,13 @@ def test_while_the_first_connect_hangs_other_commands_fail_at_once_not_each_hold
         with pytest.raises(FetchError) as refused:
             adapter.tell_osd(1, {"prefix": "perf dump"}, 2.0)
         assert time.monotonic() - started < 1.0
-        assert str(refused.value) == "error: the module's librados handle is still connecting"
+        assert str(refused.value) == "busy: the module's librados handle is still connecting"
         answers: list[Any] = []
         adapter.submit_osd_texts(2, [{"prefix": "perf dump"}], 2.0, answers.append)
         while not answers and time.monotonic() < started + 1.0:
             time.sleep(0.01)
         error = failure(answers[0]) if answers else None
-        assert isinstance(error, FetchError) and error.reason == REASON_ERROR and "still connecting" in str(error)
+        assert isinstance(error, FetchError) and error.reason == REASON_BUSY and "still connecting" in str(error)
     finally:
         module.connected.set()
     while not first and time.monotonic() < deadline:
