@@ -1,6 +1,6 @@
 """What one host exporter spends on its own OSDs' counters (`--daemon-counters`, the module's
 `daemon_counters_source` set to `exporters`): per collection, for N OSDs on the host, the CPU of decoding
-each OSD's `perf dump` and `dump_mempools` replies (a recorded Pacific OSD's, as compact JSON text: what an
+each OSD's `perf dump` reply, its mempools in it (a recorded Pacific OSD's, as compact JSON text: what an
 admin socket returns), reading them with the module's table, the per-daemon status series, and rendering
 all of it with the exporter's registry. The admin sockets' round trips are left out (the daemons' side,
 and the kernel's); so is the exporter's other work (processes, cgroups, devices, NICs), which it does with
@@ -39,9 +39,6 @@ def replies() -> dict[str, str]:
     return {
         counters.PERF_DUMP["prefix"]: json.dumps(
             json.loads((FIXTURES / "pacific_osd_perf_dump.json").read_text()), separators=compact
-        ),
-        counters.DUMP_MEMPOOLS["prefix"]: json.dumps(
-            json.loads((FIXTURES / "pacific_osd_dump_mempools.json").read_text()), separators=compact
         ),
     }
 

@@ -97,8 +97,8 @@ def simulated(sizes: list[int], scrapes: int, source: str, baselines: bool) -> N
         tracemalloc.stop()
         render = ""
         if source == "module":
-            dump, mempools = json.loads(mgr.rados.dump), json.loads(mgr.rados.mempools)
-            rows = [(f"osd.{i}", counters.osd_row(dump, mempools)) for i in range(n)]
+            dump = json.loads(mgr.rados.dump)
+            rows = [(f"osd.{i}", counters.osd_row(dump)) for i in range(n)]
             r0 = time.perf_counter()
             text = exposition.render(MODULE_REGISTRY, counters.OSD_LAYOUT.columns(rows))
             took = (time.perf_counter() - r0) * 1000

@@ -92,12 +92,12 @@ class _Rados:
     def __init__(self) -> None:
         compact = (",", ":")
         dump = json.loads((FIXTURES / "pacific_osd_perf_dump.json").read_text())
-        pools = json.loads((FIXTURES / "pacific_osd_dump_mempools.json").read_text())
         self.dump = json.dumps(dump, separators=compact).encode()
-        self.mempools = json.dumps(pools, separators=compact).encode()
 
     def osd_command(self, osdid: int, cmd: str, inbuf: bytes, timeout: int = 0) -> tuple[int, bytes, str]:
-        return 0, self.dump if '"perf dump"' in cmd else self.mempools, ""
+        if '"perf dump"' not in cmd:
+            return -22, b"", f"the stand-in answers only perf dump, not {cmd}"
+        return 0, self.dump, ""
 
 
 class StandInMgr:

@@ -56,15 +56,13 @@ class Failure(Exception):
 def read(ask: Ask, daemon: str) -> counters.Extracted:
     """The OSD's counter samples (labelled ceph_daemon only, as the module makes them), the table entries
     it lacks, and those its release does not have. Raises Failure."""
-    replies = []
-    for command in (counters.PERF_DUMP, counters.DUMP_MEMPOOLS):
-        try:
-            replies.append(ask(command))
-        except Exception as exc:
-            timeout = isinstance(exc, (AsokTimeout, socket.timeout))
-            raise Failure(REASON_TIMEOUT if timeout else REASON_ERROR, str(exc)) from None
     try:
-        return counters.osd_counters(replies[0], replies[1], daemon)
+        dump = ask(counters.PERF_DUMP)  # its mempools too (the mempool logger)
+    except Exception as exc:
+        timeout = isinstance(exc, (AsokTimeout, socket.timeout))
+        raise Failure(REASON_TIMEOUT if timeout else REASON_ERROR, str(exc)) from None
+    try:
+        return counters.osd_counters(dump, daemon)
     except counters.NotAnObject as exc:
         raise Failure(REASON_DECODE, "{}: {}".format(daemon, exc)) from None
     except Exception as exc:  # a surprising entry in one OSD's reply: counted; its other samples stay

@@ -3,7 +3,6 @@ the rendered text in a cache that scrapes read without ever waiting for Ceph."""
 
 import collections
 import contextlib
-import json
 import logging
 import queue
 import threading
@@ -34,7 +33,7 @@ def _age_tail(age: float) -> str:
     return exposition.render(MODULE_REGISTRY, [Sample(CACHE_AGE, "", (), round(age, 3))])
 
 
-COMMANDS = (counters.PERF_DUMP, counters.DUMP_MEMPOOLS)  # what each OSD is asked, in this order
+COMMANDS = (counters.PERF_DUMP,)  # what each OSD is asked, in this order (its mempools are in its perf dump)
 
 
 Answer = Tuple[int, object, float]  # an OSD, its answers (or a call_pool failure), when they came (monotonic)
@@ -94,7 +93,7 @@ class Collector:
 
     @staticmethod
     def _parse_osd(daemon: str, fetched: object) -> OsdReading:
-        """An OSD's reading from its answers (the adapter's [perf dump, mempools] texts), or from the
+        """An OSD's reading from its answers (the adapter's [perf dump] texts), or from the
         failure its request ended with (in the collecting thread)."""
         try:
             error = failure(fetched)
@@ -104,13 +103,12 @@ class Collector:
                 raise error
             if not isinstance(fetched, (list, tuple)) or len(fetched) != len(COMMANDS):
                 raise FetchError(REASON_ERROR, "the adapter answered {!r}".format(type(fetched).__name__))
-            text, mempools = fetched
+            (text,) = fetched
             try:  # of the perf dump, only the loggers the table reads are decoded (json_members)
-                dump = json_members.loads(text, counters.OSD_LAYOUT.loggers)
-                pools = json.loads(mempools)
+                dump = json_members.loads(text, counters.OSD_LOGGERS)
             except ValueError as exc:
                 raise FetchError(REASON_DECODE, "{}: {}".format(daemon, exc)) from exc
-            return OsdReading(daemon, counters.osd_row(dump, pools), None)
+            return OsdReading(daemon, counters.osd_row(dump), None)
         except counters.NotAnObject as exc:
             return OsdReading(daemon, None, FetchError(REASON_DECODE, str(exc)))
         except FetchError as exc:
@@ -192,10 +190,10 @@ class Collector:
         self.log.debug("collection of %d daemons took %.3f s", len(status), ended - started)
 
     def _read_osds(self, up: List[int], settings: Settings) -> List[OsdReading]:
-        """Every up OSD read, at most max_in_flight at a time: each is asked PERF_DUMP then DUMP_MEMPOOLS by
-        the adapter's own thread, which hands the answers to this thread; this one decodes them as they come
-        (decoding is CPU, which more threads would only contend for). An OSD that has not answered both
-        within twice request_timeout is a timeout, and its place goes to the next OSD."""
+        """Every up OSD read, at most max_in_flight at a time: each is asked COMMANDS by the adapter's
+        own thread, which hands the answers to this thread; this one decodes them as they come
+        (decoding is CPU, which more threads would only contend for). An OSD that has not answered them all
+        within request_timeout each is a timeout, and its place goes to the next OSD."""
         todo = collections.deque(up)
         answers = queue.Queue()  # type: queue.Queue[Answer]
         handing_over = threading.Lock()

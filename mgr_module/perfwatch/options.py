@@ -83,7 +83,7 @@ OPTIONS: List[OptionSpec] = [
         "min": 5,
         "max": 3600,
         "desc": "Seconds between two collections of daemon counters",
-        "long_desc": "Every interval each up OSD is asked for 'perf dump' and 'dump_mempools'. "
+        "long_desc": "Every interval each up OSD is asked for 'perf dump' (its mempools too). "
         "Shorter intervals cost more requests to every OSD.",
         "runtime": True,
     },
@@ -93,7 +93,7 @@ OPTIONS: List[OptionSpec] = [
         "default": "module",
         "enum_allowed": ["module", "exporters"],
         "desc": "Who reads the OSDs' counters: this module (default) or the host exporters",
-        "long_desc": "'exporters': the module stops asking OSDs for 'perf dump' and 'dump_mempools' and "
+        "long_desc": "'exporters': the module stops asking OSDs for 'perf dump' and "
         "leaves them to the perfwatch host exporter of each OSD host, run with --daemon-counters (the same "
         "metric names); for large clusters, where one mgr should not collect and serve every OSD's counters. "
         "Every OSD host then needs such an exporter: an OSD whose counters nobody exports is an input "

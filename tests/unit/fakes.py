@@ -21,7 +21,7 @@ class FakeAdapter(CephAdapter):
     def __init__(self, n_osds: int = 3, delay: float = 0.0) -> None:
         self.up = {i: True for i in range(n_osds)}
         self.delay = delay  # seconds each tell takes
-        self.hang: set[int] = set()  # these OSDs never answer within the timeout
+        self.hang: set[int] = set()  # these OSDs never answer: the call fails as timed out after half the timeout
         self.fail: set[int] = set()  # these OSDs answer with an error
         self.rgw: dict[str, dict[str, dict[str, Any]]] = {}
         self.in_flight = 0
@@ -39,17 +39,18 @@ class FakeAdapter(CephAdapter):
             self.in_flight += 1
             self.max_in_flight_seen = max(self.max_in_flight_seen, self.in_flight)
         try:
-            if osd_id in self.hang and not self.release.wait(timeout):
+            # half: the call's own timeout (librados') ends it before the collector's deadline (the timeout) comes
+            if osd_id in self.hang and not self.release.wait(timeout / 2):
                 raise FetchError(REASON_TIMEOUT, f"osd.{osd_id}: no answer in {timeout} s")
             if self.delay:
                 time.sleep(self.delay)
             if osd_id in self.fail:
                 raise FetchError(REASON_ERROR, f"osd.{osd_id}: -5 EIO")
-            if command["prefix"] == "perf dump":
-                dump = copy.deepcopy(PERF_DUMP)
-                dump["bluestore"]["onode_hits"] += osd_id  # distinct values per OSD
-                return dump
-            return copy.deepcopy(MEMPOOLS)
+            if command["prefix"] != "perf dump":
+                raise FetchError(REASON_ERROR, f"osd.{osd_id}: -22 unknown command {command['prefix']}")
+            dump = copy.deepcopy(PERF_DUMP)
+            dump["bluestore"]["onode_hits"] += osd_id  # distinct values per OSD
+            return dump
         finally:
             with self._lock:
                 self.in_flight -= 1

@@ -15,7 +15,7 @@ from perfwatch.daemon_counters import counters
 from perfwatch.daemon_counters.counter_rows import Layout
 from perfwatch.metric_families import MODULE_REGISTRY
 
-from .fakes import MEMPOOLS, PERF_DUMP
+from .fakes import PERF_DUMP
 
 
 def parsed(text: str) -> dict[tuple[str, frozenset[tuple[str, str]]], float]:
@@ -53,9 +53,9 @@ def test_rows_render_the_samples_the_sample_path_renders(dump: dict[str, Any]) -
     rows = []
     samples = []
     for osd in range(3):
-        row = counters.osd_row(dump, MEMPOOLS)
+        row = counters.osd_row(dump)
         rows.append((f"osd.{osd}", row))
-        samples.extend(counters.osd_counters(dump, MEMPOOLS, f"osd.{osd}").samples)
+        samples.extend(counters.osd_counters(dump, f"osd.{osd}").samples)
     columns = counters.OSD_LAYOUT.columns(rows)
     from_rows = parsed(exposition.render(MODULE_REGISTRY, columns))
     from_samples = parsed(exposition.render(MODULE_REGISTRY, samples))
@@ -66,7 +66,7 @@ def test_rows_render_the_samples_the_sample_path_renders(dump: dict[str, Any]) -
 
 
 def test_what_each_odd_value_becomes() -> None:
-    row = counters.osd_row(odd_dump(), MEMPOOLS)
+    row = counters.osd_row(odd_dump())
     by_name = dict(zip((s.family + s.suffix for s in counters.OSD_LAYOUT.slots), row.values, strict=True))
     assert by_name[counters.ONODE_HITS] == PERF_DUMP["bluestore"]["onode_hits"]
     assert by_name[counters.ONODE_MISSES] == "NaN"
@@ -91,15 +91,15 @@ def test_exposable_values() -> None:
     [("mempool bytes", None), ("latency sum", None), ("latency count", "x")],
 )
 def test_a_number_that_is_not_one_fails_the_reading(where: str, value: Any) -> None:
-    dump, pools = copy.deepcopy(PERF_DUMP), copy.deepcopy(MEMPOOLS)
+    dump = copy.deepcopy(PERF_DUMP)
     if where == "mempool bytes":
-        pools["mempool"]["by_pool"]["bluestore_cache_onode"]["bytes"] = value
+        dump["mempool"]["bluestore_cache_onode_bytes"] = value
     elif where == "latency sum":
         dump["rocksdb"]["submit_latency"]["sum"] = value
     else:
         dump["rocksdb"]["submit_latency"]["avgcount"] = value
     with pytest.raises((TypeError, ValueError)):
-        counters.osd_row(dump, pools)
+        counters.osd_row(dump)
 
 
 def test_columns_and_samples_of_one_family_are_written_together() -> None:
@@ -148,12 +148,9 @@ def test_a_label_value_with_a_percent_sign_or_quote_is_written_as_it_is() -> Non
 
 def test_a_numeric_string_where_a_number_belongs_is_read_as_its_number() -> None:
     """As float() read them before the rows: a latency's sum and a mempool's bytes."""
-    dump, pools = copy.deepcopy(PERF_DUMP), copy.deepcopy(MEMPOOLS)
+    dump = copy.deepcopy(PERF_DUMP)
     dump["rocksdb"]["get_latency"]["sum"] = "0.5"
-    pools["mempool"]["by_pool"]["bluestore_cache_data"]["bytes"] = "131072"
-    got = {
-        (s.family, s.suffix, dict(s.labels).get("pool")): s.value
-        for s in counters.osd_counters(dump, pools, "o").samples
-    }
+    dump["mempool"]["bluestore_cache_data_bytes"] = "131072"
+    got = {(s.family, s.suffix, dict(s.labels).get("pool")): s.value for s in counters.osd_counters(dump, "o").samples}
     assert got[(counters.GET_LAT, "_sum", None)] == 0.5
     assert got[("bluestore_mempool_bytes", "", "data")] == 131072

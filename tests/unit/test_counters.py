@@ -3,7 +3,7 @@ import copy
 import pytest
 
 from perfwatch.daemon_counters import counters as c
-from perfwatch.daemon_counters.families import MEMPOOL_ITEMS
+from perfwatch.daemon_counters.families import MEMPOOL_BYTES, MEMPOOL_ITEMS
 from perfwatch.metric_families import MODULE_REGISTRY
 
 from .fakes import MEMPOOLS, PERF_DUMP
@@ -50,12 +50,40 @@ def test_a_counter_the_release_lacks_is_reported_not_invented() -> None:
     assert not [s for s in samples if s.family in (c.SLOW_USED, c.GET_LAT)]
 
 
-def test_mempools_of_the_bluestore_caches_only() -> None:
-    samples = c.extract_mempools(MEMPOOLS, "osd.1")
-    pools = sorted({dict(s.labels)["pool"] for s in samples})
-    assert pools == ["data", "meta", "onode", "other"]
-    onode = {s.family: s.value for s in samples if dict(s.labels)["pool"] == "onode"}
-    assert onode[MEMPOOL_ITEMS] == MEMPOOLS["mempool"]["by_pool"]["bluestore_cache_onode"]["items"]
+def test_mempools_of_the_bluestore_caches_only_from_the_perf_dumps_mempool_logger() -> None:
+    """The fixtures were taken together from one OSD: its perf dump's mempool logger says what its
+    dump_mempools said, pool by pool."""
+    samples = [s for s in c.osd_counters(PERF_DUMP, "osd.1").samples if s.family in (MEMPOOL_BYTES, MEMPOOL_ITEMS)]
+    by_pool = MEMPOOLS["mempool"]["by_pool"]
+    assert sorted({dict(s.labels)["pool"] for s in samples}) == ["data", "meta", "onode", "other"]
+    for s in samples:
+        pool = "bluestore_cache_" + dict(s.labels)["pool"]
+        assert s.value == by_pool[pool]["bytes" if s.family == MEMPOOL_BYTES else "items"], s
+    assert len(samples) == 8
+
+
+@pytest.mark.parametrize("logger", [None, [], "mempool"], ids=["absent", "a list", "a string"])
+def test_a_perf_dump_without_its_mempool_logger_says_the_mempools_are_missing(logger: object) -> None:
+    lacking = copy.deepcopy(PERF_DUMP)
+    if logger is None:
+        del lacking["mempool"]
+    else:
+        lacking["mempool"] = logger  # not an object: as another logger that is not, missing
+    got = c.osd_counters(lacking, "osd.0")
+    assert c.MEMPOOLS_MISSING in got.missing and c.MEMPOOLS_MISSING == "mempool.bluestore_cache_*"
+    assert not [s for s in got.samples if s.family in (MEMPOOL_BYTES, MEMPOOL_ITEMS)]
+    assert len(got.samples) == len(c.osd_counters(PERF_DUMP, "osd.0").samples) - 8
+
+
+def test_mempool_counters_that_are_not_a_pools_bytes_are_left_alone() -> None:
+    dump = copy.deepcopy(PERF_DUMP)
+    dump["mempool"]["bluestore_cache_bytes"] = 5  # no pool name between the prefix and _bytes
+    dump["mempool"]["bluestore_cache_new_bytes"] = 7  # a pool a later release adds: read, its items 0
+    dump["mempool"]["bluestore_cache_items"] = 3
+    samples = c.osd_counters(dump, "o").samples
+    pools = {(s.family, dict(s.labels)["pool"]): s.value for s in samples if s.family in (MEMPOOL_BYTES, MEMPOOL_ITEMS)}
+    assert pools[(MEMPOOL_BYTES, "new")] == 7 and pools[(MEMPOOL_ITEMS, "new")] == 0
+    assert sorted({pool for _f, pool in pools}) == ["data", "meta", "new", "onode", "other"]
 
 
 def test_rgw_counters_from_the_mgr_shape() -> None:

@@ -111,9 +111,6 @@ def build(tmp_path: Path) -> tuple[FakeHost, FakeAsok]:
     fake.replies[("/var/run/ceph/ceph-osd.0.asok", "perf dump")] = json.loads(
         (MODULE_FIXTURES / "pacific_osd_perf_dump.json").read_text()
     )
-    fake.replies[("/var/run/ceph/ceph-osd.0.asok", "dump_mempools")] = json.loads(
-        (MODULE_FIXTURES / "pacific_osd_dump_mempools.json").read_text()
-    )
     return host, fake
 
 

@@ -76,7 +76,7 @@ def test_status_of_each_osd_read_here_and_failures_by_reason(tmp_path: Path) -> 
     assert (PREFIX + "bluestore_onodes", frozenset(osd.items())) not in got
     # a reply that is not an object: decode
     c.sockets.call = fake
-    fake.replies[(OSD0, "dump_mempools")] = ["not", "an", "object"]
+    fake.replies[(OSD0, "perf dump")] = ["not", "an", "object"]
     got = samples(c.render())
     assert got[(PREFIX + "fetch_errors_total", frozenset({**osd, "reason": "decode"}.items()))] == 1
     assert got[(PREFIX + "daemon_up", frozenset(osd.items()))] == 0
@@ -93,14 +93,13 @@ def test_off_by_default_no_osd_is_asked_for_its_counters(tmp_path: Path) -> None
     text = collector(host, fake).render()
     assert not counter_samples(text)
     assert PREFIX + "daemon_up" not in {name for name, _ in samples(text)}
-    assert fake.asked("perf dump ", OSD0) == 0 and fake.asked("dump_mempools ", OSD0) == 0
+    assert fake.asked("perf dump ", OSD0) == 0
 
 
-# Found by review: one OSD whose perf dump or mempools reply is a JSON object with a surprising entry
+# Found by review: one OSD whose perf dump is a JSON object with a surprising entry
 CASES = {
-    "mempool bytes null": ("dump_mempools", {"mempool": {"by_pool": {"bluestore_cache_onode": {"bytes": None}}}}),
-    "mempool pool is a list": ("dump_mempools", {"mempool": {"by_pool": {"bluestore_cache_onode": [1, 2]}}}),
-    "mempool key is a list": ("dump_mempools", {"mempool": []}),
+    "mempool bytes null": ("perf dump", {"mempool": {"bluestore_cache_onode_bytes": None}}),
+    "mempool bytes a list": ("perf dump", {"mempool": {"bluestore_cache_onode_bytes": [1, 2]}}),
     "perf dump int too big for a float": ("perf dump", {"bluestore": {"onodes": 10**400}}),
     "perf dump latency sum null": ("perf dump", {"rocksdb": {"submit_sync_latency": {"sum": None, "avgcount": 1}}}),
 }

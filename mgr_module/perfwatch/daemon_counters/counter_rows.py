@@ -152,16 +152,24 @@ def _read(how: str, names: Iterable[str], logger: Dict[str, Any]) -> Tuple[Optio
 PRI_BYTES = frozenset("pri{}_bytes".format(i) for i in range(64))
 
 
+MEMPOOL_LOGGER = "mempool"  # the perf dump's logger of each mempool's bytes and items (every release, 16.2 on)
 MEMPOOL_PREFIX = "bluestore_cache_"
+_BYTES, _ITEMS = "_bytes", "_items"
 
 
-def read_mempools(mempools: Dict[str, Any]) -> Tuple[Tuple[str, Value, Value], ...]:
-    """(pool without its prefix, bytes, items) of each bluestore_cache_* pool of a `dump_mempools` reply."""
-    by_pool = mempools.get("mempool", mempools).get("by_pool", {})
+def read_mempools(logger: Dict[str, Any]) -> Tuple[Tuple[str, Value, Value], ...]:
+    """(pool without its prefix, bytes, items) of each bluestore_cache_* pool in a perf dump's mempool logger,
+    whose counters are `<pool>_bytes` and `<pool>_items` (the daemon copies them from its mempools every
+    heartbeat_interval, 5 s by default: what `dump_mempools` says, at most that old)."""
+    pools = sorted(
+        key[len(MEMPOOL_PREFIX) : -len(_BYTES)]
+        for key in logger
+        if key.startswith(MEMPOOL_PREFIX) and key.endswith(_BYTES) and len(key) > len(MEMPOOL_PREFIX) + len(_BYTES)
+    )
     out = []
-    for pool in sorted(name for name in by_pool if name.startswith(MEMPOOL_PREFIX)):
-        stats = by_pool[pool]
-        out.append((pool[len(MEMPOOL_PREFIX) :], number(stats.get("bytes", 0)), number(stats.get("items", 0))))
+    for pool in pools:
+        name = MEMPOOL_PREFIX + pool
+        out.append((pool, number(logger[name + _BYTES]), number(logger.get(name + _ITEMS, 0))))
     return tuple(out)
 
 

@@ -32,7 +32,7 @@ RGW list latency (`list_obj_lat`, `list_buckets_lat`; only what the mgr holds: p
 from typing import Any, Dict, Iterable, List, NamedTuple, Tuple
 
 from ..core.metrics_model import Labels, Sample
-from .counter_rows import Layout, Row, mempool_samples, read_mempools
+from .counter_rows import MEMPOOL_LOGGER, MEMPOOL_PREFIX, Layout, Row, read_mempools
 from .families import (
     BUF_HIT,
     BUF_MISS,
@@ -133,13 +133,13 @@ RGW_SPECS: Tuple[Spec, ...] = (
     Spec(RGW_LIST_BUCKETS_LAT, "rgw_op", ("list_buckets_lat",), "avg", (), RGW_OP_LATENCY, ("rgw",)),
 )
 
-# What an OSD is asked for its counters (by the module through the mgr, by a host exporter through its socket)
+# What an OSD is asked for its counters (by the module through the mgr, by a host exporter through its socket):
+# its mempools too are in it (the mempool logger), so one command a cycle, not two (`dump_mempools` as well)
 PERF_DUMP = {"prefix": "perf dump", "format": "json"}
-DUMP_MEMPOOLS = {"prefix": "dump_mempools", "format": "json"}
 
 
 class NotAnObject(ValueError):
-    """An OSD's reply to PERF_DUMP or DUMP_MEMPOOLS is not a JSON object."""
+    """An OSD's reply to PERF_DUMP is not a JSON object."""
 
 
 class Extracted(NamedTuple):
@@ -165,6 +165,7 @@ def layout(specs: Iterable[Spec]) -> Layout:
 
 
 OSD_LAYOUT = layout(OSD_SPECS)
+OSD_LOGGERS = tuple(sorted((*OSD_LAYOUT.loggers, MEMPOOL_LOGGER)))  # the loggers of a perf dump osd_row() reads
 
 
 def extract_detail(specs: Iterable[Spec], dump: Dict[str, Any], daemon: str) -> Extracted:
@@ -188,23 +189,27 @@ def releases_of(name: str) -> str:
     return ""
 
 
-def osd_row(dump: Any, mempools: Any) -> Row:
-    """One OSD's row (OSD_LAYOUT) from its replies to PERF_DUMP and DUMP_MEMPOOLS. NotAnObject if a reply
-    is not an object."""
-    if not isinstance(dump, dict) or not isinstance(mempools, dict):
+# What an OSD lacks when its perf dump has no mempool logger (missing, as a table entry it lacks is)
+MEMPOOLS_MISSING = "{}.{}*".format(MEMPOOL_LOGGER, MEMPOOL_PREFIX)
+
+
+def osd_row(dump: Any) -> Row:
+    """One OSD's row (OSD_LAYOUT, then its bluestore_cache_* mempools) from its reply to PERF_DUMP (the
+    whole of it, or only its loggers OSD_LOGGERS). NotAnObject if the reply is not an object."""
+    if not isinstance(dump, dict):
         raise NotAnObject("answer is not a JSON object")
-    return OSD_LAYOUT.read(dump, read_mempools(mempools))
+    logger = dump.get(MEMPOOL_LOGGER)
+    if not isinstance(logger, dict):
+        row = OSD_LAYOUT.read(dump)
+        return row._replace(missing=(*row.missing, MEMPOOLS_MISSING))
+    return OSD_LAYOUT.read(dump, read_mempools(logger))
 
 
-def osd_counters(dump: Any, mempools: Any, daemon: str) -> Extracted:
-    """One OSD's samples from its replies to PERF_DUMP and DUMP_MEMPOOLS (labelled ceph_daemon only), the
-    table entries it lacks and those its release does not have. NotAnObject if a reply is not an object."""
-    row = osd_row(dump, mempools)
+def osd_counters(dump: Any, daemon: str) -> Extracted:
+    """One OSD's samples from its reply to PERF_DUMP (labelled ceph_daemon only), the table entries it lacks
+    and those its release does not have. NotAnObject if the reply is not an object."""
+    row = osd_row(dump)
     return Extracted(OSD_LAYOUT.samples(row, daemon), list(row.missing), list(row.unavailable))
-
-
-def extract_mempools(mempools: Dict[str, Any], daemon: str) -> List[Sample]:
-    return mempool_samples(read_mempools(mempools), daemon)
 
 
 PERFCOUNTER_TIME = 1  # a counter "type" bit (mgr_module.MgrModule.PERFCOUNTER_TIME): the mgr holds nanoseconds
