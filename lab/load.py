@@ -109,13 +109,17 @@ class LoadResult:
 
 
 _LINE_RE = re.compile(r"^\s*(\d+)\s+(\d+)\s+([\d.]+)\s")
+# what rbd bench says when it ends, also when stopped (SIGTERM): 'elapsed: 2   ops: 157   ops/sec: 65.8 ...'
+_SUMMARY_RE = re.compile(r"^elapsed:\s*(\d+)(?:\.\d*)?\s+ops:\s*(\d+)\s")
 
 
 def parse_progress(text: str) -> list[tuple[int, int]]:
-    """(second, cumulative ops) from `rbd bench` progress lines ('    3      7808   2597.61    10 MiB/s')."""
+    """(second, cumulative ops) from `rbd bench` progress lines ('    3      7808   2597.61    10 MiB/s'), then
+    from its summary line when it printed one. A busy machine may stop a short run before its first
+    progress line (a 2 s warm-up under a loaded CI); the summary still counts its ops."""
     rows = []
     for line in text.splitlines():
-        match = _LINE_RE.match(line)
+        match = _LINE_RE.match(line) or _SUMMARY_RE.match(line)
         if match:
             rows.append((int(match.group(1)), int(match.group(2))))
     return rows

@@ -86,6 +86,24 @@ def test_rbd_bench_progress_lines_are_parsed_and_headers_skipped() -> None:
     assert round(result.bytes_per_second(4096)) == round(7808 / 3 * 4096)
 
 
+def test_a_run_stopped_before_its_first_progress_line_counts_the_ops_of_its_summary() -> None:
+    """Seen on a loaded machine: a 2 s warm-up stopped by SIGTERM before rbd bench printed a progress line."""
+    text = (
+        "bench  type read io_size 4194304 io_threads 16 bytes 1125899906842624 pattern random\n"
+        "  SEC       OPS   OPS/SEC   BYTES/SEC\n"
+        "2026-11-29T05:59:45.747+0000 7fbf537fe6c0 -1 received  signal: Terminated from python -m lab load\n"
+        "elapsed: 2   ops: 157   ops/sec: 65.8557   bytes/sec: 263 MiB/s\n"
+    )
+    assert load.parse_progress(text) == [(2, 157)]
+    full = (
+        "    1      3120   3123.51    12 MiB/s\n"
+        "    2      5296    2629.7    10 MiB/s\n"
+        "elapsed: 2.4   ops: 5301   ops/sec: 2650.1   bytes/sec: 10 MiB/s\n"
+    )
+    assert load.parse_progress(full)[-1] == (2, 5301)
+    assert load.parse_progress("  SEC       OPS   OPS/SEC   BYTES/SEC\n") == []
+
+
 def test_load_arguments_are_checked() -> None:
     with pytest.raises(LabError, match="--seconds 0"):
         load.check_seconds(0)
