@@ -10,7 +10,8 @@ answer after three timeouts (at least 30 s) may be followed by one more, so one 
 silence an OSD for good; never more than two are outstanding per OSD, four to the mons, 512 in all,
 per adapter (the module has two: collection and benchmarks), and no second one to any daemon while 256
 are outstanding, so fewer than 256 hung OSDs leave room for the others. The collector's reads
-(submit_osd_texts) send an OSD's two commands from one pool thread and hand both answers over at once.
+(submit_osd_texts) send an OSD's commands (the collector's one, perf dump) from one pool thread and hand
+the answers over at once.
 The handle connects on first use, in one pool thread; commands asked meanwhile are refused at once (busy).
 
 Over 300 lines: one class, the whole seam between perfwatch and the mgr; split, each half would
