@@ -26,7 +26,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 from mgr_module import MgrModule
 
 from .adapter import CephAdapter, FetchError
-from .benchmarks.kinds.commit_evidence import commit_reading
+from .benchmarks.kinds.commit_evidence import COMMIT_COMMAND, commit_reading
 from .benchmarks.kinds.rados_io import RadosIO
 from .benchmarks.lifecycle.capacity import CapacityView, view_from_payloads
 from .benchmarks.lifecycle.planning import OsdInfo
@@ -326,8 +326,7 @@ class MgrAdapter(PoolMaps, CephAdapter):
         return {"sum": float(latency.get("sum", 0.0)), "avgcount": float(latency.get("avgcount", 0))}
 
     def osd_commit_latency(self, osd_id: int) -> Optional[Tuple[float, float]]:
-        command = {"prefix": "perf dump", "logger": "bluestore", "counter": "commit_lat"}
-        return commit_reading(self.tell_osd(osd_id, command, self.timeout()))
+        return commit_reading(self.tell_osd(osd_id, COMMIT_COMMAND, self.timeout()))
 
 
 class MgrProgress:

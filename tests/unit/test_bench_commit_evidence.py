@@ -3,13 +3,17 @@ gathers it: the local evidence that names the slow member of a slow acting set."
 
 from __future__ import annotations
 
+import json
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 from perfwatch import options
 from perfwatch.adapter import FetchError
 from perfwatch.benchmarks.kinds.commit_evidence import (
+    COMMIT_COMMAND,
+    COMMIT_COUNTERS,
     MAX_OSDS,
     commit_reading,
     commit_summary,
@@ -18,6 +22,8 @@ from perfwatch.benchmarks.kinds.commit_evidence import (
     window_latency,
 )
 from perfwatch.benchmarks.kinds.probe_coverage import ProbeCoverage
+
+EXPORTER_FIXTURES = Path(__file__).resolve().parent / "fixtures_exporter"
 from perfwatch.benchmarks.kinds.rados import RadosLatency
 from perfwatch.benchmarks.lifecycle.planning import OsdInfo
 from perfwatch.daemon_counters.fetch_reasons import REASON_BUSY, REASON_ERROR
@@ -57,8 +63,24 @@ def test_fewer_than_two_figures_compare_nothing() -> None:
 def test_answers_without_a_bluestore_commit_counter_give_no_reading() -> None:
     good = {"bluestore": {"commit_lat": {"avgcount": 734, "sum": 1.31721036, "avgtime": 0.0018}}}
     assert commit_reading(good) == (1.31721036, 734.0)
+    renamed = {
+        "bluestore": {"kv_commit_lat": {"avgcount": 9, "sum": 9.0}, "txc_commit_lat": {"avgcount": 5, "sum": 0.5}}
+    }
+    assert commit_reading(renamed) == (0.5, 5.0)
     for bad in ({}, {"bluestore": {}}, {"bluestore": {"commit_lat": {"sum": "x", "avgcount": 1}}}, None, []):
         assert commit_reading(bad) is None
+
+
+def test_every_release_the_lab_runs_has_the_commit_counter_under_one_of_its_names() -> None:
+    """Reef and Tentacle renamed commit_lat (txc_commit_lat): the probe read nothing there and named a peer of
+    the throttled OSD (live, Tentacle). The schemas are every counter of an OSD of each release."""
+    schemas = json.loads((EXPORTER_FIXTURES / "ceph_counter_schemas.json").read_text())
+    assert sorted(schemas) == ["16.2.15", "18.2.7", "20.2.4"]
+    assert COMMIT_COMMAND == {"prefix": "perf dump", "logger": "bluestore"}  # the whole logger: either name
+    for release, schema in schemas.items():
+        bluestore = schema["counter_schema"]["osd"]["bluestore"]
+        found = [name for name in COMMIT_COUNTERS if name in bluestore]
+        assert len(found) == 1, (release, [k for k in bluestore if "commit" in k])
 
 
 def test_read_all_leaves_out_what_cannot_be_read_and_bounds_parallel_requests() -> None:

@@ -3,10 +3,12 @@ member of a slow acting set is slow (attribution.py).
 
 A replicated write waits for every OSD of its PG, so a write's latency belongs to all of them; BlueStore's
 `commit_lat` counter does not: it counts the transactions this OSD's store committed (as primary and as
-replica, and its own background ones), so a throttled device shows there alone. The probe reads the
-counter of every OSD in the probed acting sets before and after its writes (`perf dump bluestore
-commit_lat`, one small request per OSD each time, in parallel, within BUDGET_SECONDS, at most MAX_OSDS
-OSDs; beyond that only the common-cause rule of attribution.py judges). Live on the lab (3 hosts, osd.0's device at
+replica, and its own background ones), so a throttled device shows there alone. Quincy renamed it
+`txc_commit_lat` (Reef 18.2 and Tentacle 20.2 have only that name; Pacific 16.2 only `commit_lat`):
+without it a Reef or Tentacle probe had no evidence and named a peer whose writes waited for the slow OSD.
+The probe reads the counter of every OSD in the probed acting sets before and after its writes (`perf
+dump bluestore`, one request per OSD each time, in parallel, within BUDGET_SECONDS, at most MAX_OSDS OSDs;
+beyond that only the common-cause rule of attribution.py judges). Live on the lab (3 hosts, osd.0's device at
 20 IOPS, 1 MB/s): three commits per OSD per probe run (one per write), osd.0's at 70-140 ms, the others'
 at 2.5-7 ms. The window closes when the writes have ended: the removes' commits are left out (in one
 fresh-clone CI osd.0's own write, the first at its idle device, took 10 ms and its peers' 116 ms, and the
@@ -111,10 +113,16 @@ def slow_committers(latency: Dict[int, float], among: Iterable[int], floor: floa
     return sorted(o for v, o in figures if v >= max(floor, OUTLIER_FACTOR * reference) and v > 0)
 
 
+# BlueStore's transaction commit latency counter, by the name each release gives it (the first found is read)
+COMMIT_COUNTERS = ("commit_lat", "txc_commit_lat")  # Pacific's, then Quincy's and later
+COMMIT_COMMAND = {"prefix": "perf dump", "logger": "bluestore"}  # the logger: either name, one request
+
+
 def commit_reading(answer: Any) -> Optional[Reading]:
-    """(sum, avgcount) from a `perf dump bluestore commit_lat` answer; None when it has no such counter."""
+    """(sum, avgcount) from an answer to COMMIT_COMMAND; None when it has none of COMMIT_COUNTERS."""
     try:
-        counter = answer["bluestore"]["commit_lat"]
+        logger = answer["bluestore"]
+        counter = next(logger[name] for name in COMMIT_COUNTERS if name in logger)
         return float(counter["sum"]), float(counter["avgcount"])
-    except (KeyError, TypeError, ValueError):
+    except (KeyError, TypeError, ValueError, StopIteration):
         return None
