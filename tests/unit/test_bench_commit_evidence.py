@@ -22,11 +22,11 @@ from perfwatch.benchmarks.kinds.commit_evidence import (
     window_latency,
 )
 from perfwatch.benchmarks.kinds.probe_coverage import ProbeCoverage
-
-EXPORTER_FIXTURES = Path(__file__).resolve().parent / "fixtures_exporter"
 from perfwatch.benchmarks.kinds.rados import RadosLatency
 from perfwatch.benchmarks.lifecycle.planning import OsdInfo
 from perfwatch.daemon_counters.fetch_reasons import REASON_BUSY, REASON_ERROR
+
+EXPORTER_FIXTURES = Path(__file__).resolve().parent / "fixtures_exporter"
 
 
 def test_the_window_is_the_mean_of_the_commits_in_between() -> None:
