@@ -150,6 +150,18 @@ def test_a_busy_peer_whose_commits_are_no_real_share_of_the_write_is_no_cause() 
     assert "rados/write_latency/osd.3" in regressed(judged)
 
 
+def test_a_throttled_replica_whose_mean_commit_is_a_third_of_the_write_is_the_cause() -> None:
+    """Live on Tentacle (3 OSDs, osd.0 at 20 IOPS): osd.2's write 114 ms, osd.0's commits 41.3 ms on average
+    (some served at once by the throttle), its peers' 7.8 and 5.8 ms: osd.0 is named, not osd.2."""
+    acting = {0: [0, 1, 2], 1: [1, 2, 0], 2: [2, 0, 1]}
+    run = [verdict("write_latency", 2, True)._replace(value=0.114)]
+    run += [verdict("write_latency", o, False) for o in (0, 1)]
+    run += [verdict("read_latency", o, False) for o in range(3)]
+    judged = attribute(run, "rados", acting, {0: 0.0413, 1: 0.0058, 2: 0.0078})
+    assert regressed(judged) == ["rados/write_latency/osd.0"]
+    assert any(is_explained(v) for v in judged)
+
+
 def test_an_hdd_among_ssds_is_judged_against_hdds() -> None:
     """osd.4 is an HDD (commits 40 ms) among SSDs (1 ms); writes of its PG at 60 ms because of osd.3
     (no commit figure): osd.4 alone in its class is no outlier, so it is not blamed."""
