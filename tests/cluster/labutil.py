@@ -147,6 +147,8 @@ def mgr_log_of(lab: LabHandle, needle: str, tail: int = 40) -> str:
     and its logs are gone once the session ends)."""
     try:
         name = lab.ceph("mgr", "stat")["active_name"]
+        with contextlib.suppress(cephcli.CephCommandError):  # Tentacle's mgr wrote its log only when it stopped
+            lab.ceph("tell", f"mgr.{name}", "log", "flush", as_json=False)
         lines = (lab.dir / "log" / f"ceph-mgr.{name}.log").read_text(errors="replace").splitlines()
     except (OSError, cephcli.CephCommandError) as exc:
         return f"(no mgr log: {exc})"

@@ -350,12 +350,15 @@ def test_a_throttled_osd_is_the_one_named_not_the_peers_whose_writes_wait_for_it
         evidence = mgr_log_of(bench, "commit latency during its writes", tail=len(named))
         print(f"\nwrite latency, healthy: {healthy}\nthrottled osd.{victim}: {slow}\nnamed after each run: {named}")
         print(f"the runs' evidence (mgr log):\n{evidence}")
-        # In every run a peer's write waited for the victim, far past the regression threshold (0.5x) of its
+        # In most runs a peer's write waited for the victim, far past the regression threshold (0.5x) of its
         # baseline (the median of its healthy results, as the module's: one healthy run that met a busy
-        # machine, 35 ms against 5, made 4x its max out of reach in a fresh-clone CI); the victim's own write
-        # may have found its device idle and been fast (a throttle's burst) ...
-        peers_slow = [max(slow[o][i] / (4 * statistics.median(healthy[o])) for o in (1, 2)) for i in range(3)]
-        assert all(ratio > 1 for ratio in peers_slow), (healthy, slow)
+        # machine, 35 ms against 5, made 4x its max out of reach in a fresh-clone CI). Not in every run: the
+        # throttle lets a burst through after a quiet spell, and then every write of that run is fast (Tentacle,
+        # one run of three: 5.7, 5.0 and 4.8 ms); nor need the victim's own write be slow ...
+        peers_slow = [
+            max(slow[o][i] / (4 * statistics.median(healthy[o])) for o in (1, 2)) > 1 for i in range(len(named))
+        ]
+        assert sum(peers_slow) >= 2, (healthy, slow)
         # ... yet no run names a peer's write, and the regression names the victim alone.
         assert not any(f"rados/write_latency/osd.{o}" in regressions for o in (1, 2) for regressions in named), named
         assert named[-1] == [f"rados/write_latency/osd.{victim}"], (named, evidence)
