@@ -108,9 +108,12 @@ class Collector:
                 dump = json_members.loads(text, counters.OSD_LOGGERS)
             except ValueError as exc:
                 raise FetchError(REASON_DECODE, "{}: {}".format(daemon, exc)) from exc
-            return OsdReading(daemon, counters.osd_row(dump), None)
-        except counters.NotAnObject as exc:
-            return OsdReading(daemon, None, FetchError(REASON_DECODE, str(exc)))
+            try:  # not an object, or a value that is no number (null, a list, 10**400): as the exporter counts it
+                row = counters.osd_row(dump)
+            except (TypeError, ValueError, OverflowError) as exc:  # NotAnObject is a ValueError
+                detail = str(exc) if isinstance(exc, counters.NotAnObject) else "{}: {!r}".format(daemon, exc)
+                raise FetchError(REASON_DECODE, detail) from exc
+            return OsdReading(daemon, row, None)
         except FetchError as exc:
             return OsdReading(daemon, None, exc)
         except Exception as exc:  # a bug or surprise in one OSD's data must not end the cycle

@@ -32,7 +32,7 @@ class Row(NamedTuple):
     values: Tuple[Optional[Value], ...]
     missing: Tuple[str, ...]  # "logger.counter" of entries every release has that the daemon lacks
     unavailable: Tuple[str, ...]  # "logger.counter" of release-dependent entries its release lacks
-    mempools: Tuple[Tuple[str, Value, Value], ...] = ()  # (pool, bytes, items) of the bluestore_cache_* pools
+    mempools: Tuple["Mempool", ...] = ()  # (pool, bytes, items) of the bluestore_cache_* pools
 
 
 def number(raw: Any) -> Value:
@@ -70,7 +70,7 @@ class Layout:
             for spec, name in zip(self.specs, self.names)
         )  # fmt: skip
 
-    def read(self, dump: Dict[str, Any], mempools: Tuple[Tuple[str, Value, Value], ...] = ()) -> Row:
+    def read(self, dump: Dict[str, Any], mempools: Tuple["Mempool", ...] = ()) -> Row:
         """One daemon's row from its `perf dump` (a dict of loggers: the whole dump, or only self.loggers)."""
         values: List[Optional[Value]] = []
         missing: List[str] = []
@@ -116,7 +116,8 @@ class Layout:
         for daemon, row in rows:
             for pool, size, count in row.mempools:
                 sizes.setdefault(pool, []).append((daemon, size))
-                items.setdefault(pool, []).append((daemon, count))
+                if count is not None:
+                    items.setdefault(pool, []).append((daemon, count))
         for family, by_pool in ((MEMPOOL_BYTES, sizes), (MEMPOOL_ITEMS, items)):
             out.extend(Column(family, "", "ceph_daemon", (("pool", pool),), by_pool[pool]) for pool in sorted(by_pool))
         return out
@@ -155,28 +156,42 @@ PRI_BYTES = frozenset("pri{}_bytes".format(i) for i in range(64))
 MEMPOOL_LOGGER = "mempool"  # the perf dump's logger of each mempool's bytes and items (every release, 16.2 on)
 MEMPOOL_PREFIX = "bluestore_cache_"
 _BYTES, _ITEMS = "_bytes", "_items"
+# What an OSD lacks when its perf dump has no mempool logger, or one without a bluestore_cache_* pool
+MEMPOOLS_MISSING = "{}.{}*".format(MEMPOOL_LOGGER, MEMPOOL_PREFIX)
 
 
-def read_mempools(logger: Dict[str, Any]) -> Tuple[Tuple[str, Value, Value], ...]:
+Mempool = Tuple[str, Value, Optional[Value]]  # (pool without its prefix, bytes, items or None when absent)
+
+
+def read_mempools(logger: Dict[str, Any]) -> Tuple[Tuple[Mempool, ...], Tuple[str, ...]]:
     """(pool without its prefix, bytes, items) of each bluestore_cache_* pool in a perf dump's mempool logger,
     whose counters are `<pool>_bytes` and `<pool>_items` (the daemon copies them from its mempools every
-    heartbeat_interval, 5 s by default: what `dump_mempools` says, at most that old)."""
+    heartbeat_interval, 5 s by default: what `dump_mempools` says, at most that old), and what it lacks as
+    "mempool.<counter>": a pool's `_items` (its items then None: no value the OSD never gave), or, when the
+    logger has no bluestore_cache_* pool at all, "mempool.bluestore_cache_*" (every release has four)."""
     pools = sorted(
         key[len(MEMPOOL_PREFIX) : -len(_BYTES)]
         for key in logger
         if key.startswith(MEMPOOL_PREFIX) and key.endswith(_BYTES) and len(key) > len(MEMPOOL_PREFIX) + len(_BYTES)
     )
-    out = []
+    if not pools:
+        return (), (MEMPOOLS_MISSING,)
+    out: List[Mempool] = []
+    missing: List[str] = []
     for pool in pools:
         name = MEMPOOL_PREFIX + pool
-        out.append((pool, number(logger[name + _BYTES]), number(logger.get(name + _ITEMS, 0))))
-    return tuple(out)
+        items = logger.get(name + _ITEMS)
+        if items is None:
+            missing.append("{}.{}{}".format(MEMPOOL_LOGGER, name, _ITEMS))
+        out.append((pool, number(logger[name + _BYTES]), None if items is None else number(items)))
+    return tuple(out), tuple(missing)
 
 
-def mempool_samples(pools: Iterable[Tuple[str, Value, Value]], daemon: str) -> List[Sample]:
+def mempool_samples(pools: Iterable[Mempool], daemon: str) -> List[Sample]:
     samples: List[Sample] = []
     for pool, size, items in pools:
         labels: Labels = (("ceph_daemon", daemon), ("pool", pool))
         samples.append(Sample(MEMPOOL_BYTES, "", labels, as_float(size)))
-        samples.append(Sample(MEMPOOL_ITEMS, "", labels, as_float(items)))
+        if items is not None:
+            samples.append(Sample(MEMPOOL_ITEMS, "", labels, as_float(items)))
     return samples

@@ -32,7 +32,7 @@ RGW list latency (`list_obj_lat`, `list_buckets_lat`; only what the mgr holds: p
 from typing import Any, Dict, Iterable, List, NamedTuple, Tuple
 
 from ..core.metrics_model import Labels, Sample
-from .counter_rows import MEMPOOL_LOGGER, MEMPOOL_PREFIX, Layout, Row, read_mempools
+from .counter_rows import MEMPOOL_LOGGER, MEMPOOLS_MISSING, Layout, Row, read_mempools
 from .families import (
     BUF_HIT,
     BUF_MISS,
@@ -189,10 +189,6 @@ def releases_of(name: str) -> str:
     return ""
 
 
-# What an OSD lacks when its perf dump has no mempool logger (missing, as a table entry it lacks is)
-MEMPOOLS_MISSING = "{}.{}*".format(MEMPOOL_LOGGER, MEMPOOL_PREFIX)
-
-
 def osd_row(dump: Any) -> Row:
     """One OSD's row (OSD_LAYOUT, then its bluestore_cache_* mempools) from its reply to PERF_DUMP (the
     whole of it, or only its loggers OSD_LOGGERS). NotAnObject if the reply is not an object."""
@@ -202,7 +198,9 @@ def osd_row(dump: Any) -> Row:
     if not isinstance(logger, dict):
         row = OSD_LAYOUT.read(dump)
         return row._replace(missing=(*row.missing, MEMPOOLS_MISSING))
-    return OSD_LAYOUT.read(dump, read_mempools(logger))
+    pools, lacking = read_mempools(logger)
+    row = OSD_LAYOUT.read(dump, pools)
+    return row._replace(missing=(*row.missing, *lacking)) if lacking else row
 
 
 def osd_counters(dump: Any, daemon: str) -> Extracted:

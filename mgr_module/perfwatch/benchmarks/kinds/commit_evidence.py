@@ -16,6 +16,7 @@ mean over writes and removes stayed under the share of the peers' writes that ru
 wants).
 """
 
+import math
 import threading
 import time
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
@@ -76,13 +77,14 @@ def read_all(
 
 def window_latency(before: Dict[int, Reading], after: Dict[int, Reading]) -> Dict[int, float]:
     """Mean seconds per commit between the two readings, for each OSD that committed in between (a counter
-    that went back, as after a restart, gives nothing)."""
+    that went back, as after a restart, gives nothing; nor does a sum that is not finite: inf - inf is NaN,
+    which would sort before every real figure and make the others' reference)."""
     out: Dict[int, float] = {}
     for osd, (sum0, count0) in before.items():
         if osd not in after:
             continue
         sum1, count1 = after[osd]
-        if count1 > count0 and sum1 >= sum0:
+        if count1 > count0 and sum1 >= sum0 and math.isfinite(sum1) and math.isfinite(sum0):
             out[osd] = (sum1 - sum0) / (count1 - count0)
     return out
 
@@ -104,8 +106,8 @@ def commit_summary(latency: Dict[int, float]) -> str:
 def slow_committers(latency: Dict[int, float], among: Iterable[int], floor: float) -> List[int]:
     """The OSDs of `among` whose commits took OUTLIER_FACTOR times the typical of the fastest half of them,
     and at least `floor` seconds (a slow write's own share: a commit far below it did not make it slow).
-    Fewer than two OSDs with a figure: nothing to compare, none."""
-    figures = sorted((latency[o], o) for o in set(among) if o in latency)
+    Fewer than two OSDs with a figure: nothing to compare, none. A figure that is not finite is none."""
+    figures = sorted((latency[o], o) for o in set(among) if o in latency and math.isfinite(latency[o]))
     if len(figures) < 2:
         return []
     fastest = [v for v, _ in figures[: max(1, len(figures) // 2)]]
