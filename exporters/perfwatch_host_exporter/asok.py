@@ -43,6 +43,10 @@ class AsokTimeout(AsokError):
     """No whole reply within the timeout."""
 
 
+class AsokDecode(AsokError):
+    """A whole reply that is not JSON (or nested past what the decoder can hold): counted as decode."""
+
+
 class UntrustedSocket(AsokError):
     """The socket's listener runs as a user that is not trusted: nothing was sent to it."""
 
@@ -116,13 +120,18 @@ def call(path: str, command: Dict[str, Any], timeout: float, expected: Optional[
         raise AsokError("{}: {}".format(path, exc.strerror or exc)) from None
     finally:
         sock.close()
+    return decode_reply(body)
+
+
+def decode_reply(body: bytes) -> Any:
+    """A reply's body decoded: AsokError for Ceph's "ERROR:" text, AsokDecode for what is not JSON."""
     text = body.decode("utf-8", "replace")
     if text.startswith("ERROR:"):
         raise AsokError(" ".join(text.split()))
     try:
         return json.loads(text)
-    except ValueError:
-        raise AsokError("reply is not JSON: {!r}".format(text[:80])) from None
+    except (ValueError, RecursionError):  # RecursionError: a reply nested thousands of levels deep
+        raise AsokDecode("reply is not JSON: {!r}".format(text[:80])) from None
 
 
 def candidates(ident: Identity, asok_dirs: List[str], fsid: str = "") -> List[Tuple[str, str]]:

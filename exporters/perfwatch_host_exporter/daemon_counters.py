@@ -17,7 +17,7 @@ from perfwatch.daemon_counters import counters
 from perfwatch.daemon_counters import families as mf
 from perfwatch.daemon_counters.fetch_reasons import REASON_DECODE, REASON_ERROR, REASON_TIMEOUT
 
-from .asok import AsokTimeout
+from .asok import AsokDecode, AsokTimeout
 from .families import EXPORTER_REGISTRY
 
 PERF_DUMP = counters.PERF_DUMP  # what the exporter asks an RGW too (collector.py)
@@ -58,6 +58,8 @@ def read(ask: Ask, daemon: str) -> counters.Extracted:
     it lacks, and those its release does not have. Raises Failure."""
     try:
         dump = ask(counters.PERF_DUMP)  # its mempools too (the mempool logger)
+    except AsokDecode as exc:  # as the module counts an answer that is not JSON
+        raise Failure(REASON_DECODE, str(exc)) from None
     except Exception as exc:
         timeout = isinstance(exc, (AsokTimeout, socket.timeout))
         raise Failure(REASON_TIMEOUT if timeout else REASON_ERROR, str(exc)) from None

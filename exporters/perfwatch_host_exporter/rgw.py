@@ -6,6 +6,7 @@ has them. A Pacific RGW runs more than one objecter (one per RADOS handle): its 
 them, so we add them up.
 """
 
+import math
 from typing import Any, Dict, Tuple
 
 # (our op label, the objecter counter)
@@ -26,5 +27,10 @@ def objecter_ops(dump: Dict[str, Any]) -> Dict[str, float]:
         for op, counter in OPS:
             value = logger.get(counter)
             if isinstance(value, (int, float)) and not isinstance(value, bool):
-                totals[op] = totals.get(op, 0.0) + float(value)
+                try:
+                    number = float(value)
+                except OverflowError:  # an integer no float holds (valid JSON): no count
+                    continue
+                if math.isfinite(number):
+                    totals[op] = totals.get(op, 0.0) + number
     return totals

@@ -1,6 +1,7 @@
 """Asking a daemon found on this host through its admin socket."""
 
-from typing import Any, Dict, FrozenSet, List
+import os
+from typing import Any, Dict, FrozenSet, List, Set, Tuple
 
 from .asok import UNTRUSTED_SOCKET, AsokCall, AsokError, Listener, UntrustedSocket, candidates
 from .discovery import Daemon, OnRefused
@@ -19,10 +20,13 @@ class DaemonSockets:
     def paths(self, daemon: Daemon) -> List[str]:
         """The candidate sockets that exist, in order, as paths in the exporter's filesystem. The daemon's
         paths are resolved inside its own root (/proc/PID/root), symlinks like /var/run -> /run included.
-        A root that cannot be read (no ptrace access to the daemon) just leaves out those candidates."""
+        A root that cannot be read (no ptrace access to the daemon) just leaves out those candidates. One
+        socket found at two paths (a packaged daemon's, in its root and in --asok-dir /var/run/ceph) is one
+        candidate: a hung daemon asked at both would cost each command two timeouts."""
         daemon_root = self.root.view("/proc/{}/root".format(daemon.pid))
         tried: List[str] = []
         found: List[str] = []
+        seen: Set[Tuple[int, int]] = set()
         for view, path in candidates(daemon.ident, self.asok_dirs, daemon.fsid):
             where = daemon_root if view == "daemon" else self.root
             tried.append(path)
@@ -31,7 +35,15 @@ class DaemonSockets:
             except OSError:
                 continue
             if where.exists(resolved):
-                found.append(where.real(resolved))
+                real = where.real(resolved)
+                try:
+                    st = os.stat(real)
+                except OSError:  # gone meanwhile: asking it says so
+                    found.append(real)
+                    continue
+                if (st.st_dev, st.st_ino) not in seen:
+                    seen.add((st.st_dev, st.st_ino))
+                    found.append(real)
         if not found:
             raise AsokError("no admin socket found (tried {})".format(", ".join(tried)))
         return found
