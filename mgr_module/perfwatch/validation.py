@@ -76,10 +76,26 @@ def check_server_addr(value: str) -> Optional[str]:
     return None
 
 
+def check_power_of_two(value: str) -> Optional[str]:
+    """A PG count: a power of two (its type and range are checked where the option is declared)."""
+    try:
+        number = int(value)
+    except ValueError:
+        return None
+    if number >= 1 and number & (number - 1) == 0:
+        return None
+    lower = 1 << (number.bit_length() - 1) if number >= 1 else 1
+    return (
+        "{} is not a power of two: Ceph warns of a pool whose PG count is not one (POOL_PG_NUM_NOT_POWER_OF_TWO), "
+        "and the scratch pool grows only while the cluster is healthy; e.g. {} or {}".format(number, lower, 2 * lower)
+    )
+
+
 CHECKS: Dict[str, Callable[[str], Optional[str]]] = {
     "server_addr": check_server_addr,
     "scratch_pool": check_name,
     "scratch_namespace": check_name,
+    "scratch_pool_pg_num": check_power_of_two,
     "heavy_bench_window": check_window,
     "rgw_s3_endpoint": check_s3_endpoint,
     "rgw_s3_bucket": check_bucket,

@@ -177,6 +177,7 @@ class _IO:
 
 class _Ctx:
     unsettled = False
+    targeted = False
     run_id = "rados-20261124T000000-abcd"
     log = _Log()
 

@@ -58,7 +58,7 @@ def test_every_reachable_osd_has_a_result_within_the_rounds_to_cover_it(osds: in
     measured: set[int] = set()
     when: dict[int, float] = {}
     for n in range(rounds):
-        chosen = coverage.choose(up, reachable, per_round, interval)
+        chosen = coverage.choose(up, reachable, per_round, interval, now=n * interval)
         assert len(chosen) <= per_round and set(chosen) <= reachable
         new = set(chosen) - measured
         assert len(new) == min(per_round, len(reachable - measured)), "the OSDs not measured yet first"
@@ -70,35 +70,36 @@ def test_every_reachable_osd_has_a_result_within_the_rounds_to_cover_it(osds: in
     assert counts == {"fresh": len(reachable), "waiting": 0, "unreachable": osds - len(reachable)}
     # the next round starts over with the OSD measured longest ago
     oldest = sorted(reachable, key=lambda osd: (when[osd], osd))[:per_round]
-    assert coverage.choose(up, reachable, per_round, interval) == sorted(oldest)
+    assert coverage.choose(up, reachable, per_round, interval, now=rounds * interval) == sorted(oldest)
 
 
 def test_an_osd_that_comes_up_or_becomes_reachable_is_taken_first() -> None:
     coverage = ProbeCoverage()
     coverage.measured([0, 1, 2], 100.0)
-    assert coverage.choose([0, 1, 2, 3], [0, 1, 2, 3], 2, 60.0) == [0, 3], "never measured first, then oldest"
+    chosen = coverage.choose([0, 1, 2, 3], [0, 1, 2, 3], 2, 60.0, now=150.0)
+    assert chosen == [0, 3], "never measured first, then oldest"
     coverage.measured([0, 3], 200.0)
-    assert coverage.choose([0, 1, 2, 3], [0, 1, 2, 3], 2, 60.0) == [1, 2]
-    assert coverage.choose([0, 1, 3], [0, 1, 2, 3], 5, 60.0) == [0, 1, 3], "a down OSD is not probed"
+    assert coverage.choose([0, 1, 2, 3], [0, 1, 2, 3], 2, 60.0, now=250.0) == [1, 2]
+    assert coverage.choose([0, 1, 3], [0, 1, 2, 3], 5, 60.0, now=300.0) == [0, 1, 3], "a down OSD is not probed"
 
 
 def test_results_age_out_of_fresh_and_down_osds_are_not_counted() -> None:
     coverage = ProbeCoverage()
-    coverage.choose(range(4), [0, 1, 2], 2, 0.0)  # probes on command only: a round counts as a minute
+    coverage.choose(range(4), [0, 1, 2], 2, 0.0, now=0.0)  # probes on command only: a round counts as a minute
     assert coverage.fresh_seconds() == 180.0
-    coverage.choose(range(4), [0, 1, 2], 2, 60.0)  # 3 reachable, 2 a round: 2 rounds, fresh for 3
+    coverage.choose(range(4), [0, 1, 2], 2, 60.0, now=0.0)  # 3 reachable, 2 a round: 2 rounds, fresh for 3
     coverage.measured([0, 1], 0.0)
     assert coverage.fresh_seconds() == 180.0
     assert coverage.counts(100.0) == {"fresh": 2, "waiting": 1, "unreachable": 1}
     assert coverage.counts(181.0) == {"fresh": 0, "waiting": 3, "unreachable": 1}
-    coverage.choose([0, 2], [0, 1, 2], 2, 60.0)  # osd.1 and osd.3 went down
+    coverage.choose([0, 2], [0, 1, 2], 2, 60.0, now=0.0)  # osd.1 and osd.3 went down
     assert coverage.counts(100.0) == {"fresh": 1, "waiting": 1, "unreachable": 0}
 
 
 def test_the_coverage_series_say_nothing_before_the_first_round_then_count_every_up_osd() -> None:
     coverage = ProbeCoverage()
     assert coverage.samples(0.0) == []
-    coverage.choose(range(10), range(7), 3, 60.0)
+    coverage.choose(range(10), range(7), 3, 60.0, now=0.0)
     coverage.measured([0, 1, 2], 0.0)
     by_state = {dict(s.labels)["state"]: s.value for s in coverage.samples(1.0) if s.family == mf.BENCH_PROBE_COVERAGE}
     assert by_state == {"fresh": 3.0, "waiting": 4.0, "unreachable": 3.0}

@@ -134,6 +134,7 @@ def test_a_probe_waits_while_the_pool_splits_and_gives_up_with_a_clear_error() -
 
 class Ctx:
     unsettled = False
+    targeted = False
     run_id = "rados-20261125T000000-abcd"
 
     def __init__(self, osds: int, per_round: int) -> None:

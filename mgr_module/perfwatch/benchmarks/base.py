@@ -57,6 +57,7 @@ class Context:
         pool_creations: Any,
         requested: Optional[Dict[str, Optional[int]]] = None,
         coverage: Optional[ProbeCoverage] = None,
+        targeted: bool = False,
     ) -> None:
         self.run_id = run_id
         self.adapter = adapter
@@ -90,6 +91,7 @@ class Context:
         self.measured: List[Measurement] = []
         # When each OSD last had a light probe result: which OSDs a round takes (probe_coverage.py).
         self.coverage = coverage if coverage is not None else ProbeCoverage()
+        self.targeted = targeted  # asked for on some OSDs (`--osd`): `osds` holds only those, not the cluster
         # Whether another run writes into the scratch pool now (the lifecycle sets it): not the time to split it.
         self.scratch_busy: Callable[[], bool] = lambda: False
 

@@ -34,6 +34,7 @@ class Run:
         self.commit_latency: Dict[int, float] = {}  # OSD -> its mean commit latency during the run (Context)
         self.scope = ""  # what it covers, in words: "3 OSDs", "the bucket index"
         self.requested: Dict[str, Optional[int]] = {}  # the parameters as asked (None: not given)
+        self.targeted = False  # asked for on some OSDs only (osds: those), not on the whole cluster
         self.cancel = threading.Event()
         self.thread: Optional[threading.Thread] = None
 

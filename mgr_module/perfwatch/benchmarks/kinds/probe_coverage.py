@@ -1,10 +1,12 @@
 """Which OSDs the light rados probe measures each round, and how many have a fresh result. Pure.
 
 The probe can measure an OSD only while it is the acting primary of one of the scratch pool's PGs
-("reachable"). Of those, each round takes at most `per_round`, the ones measured longest ago first (never
-measured first of all), so every reachable OSD has a result within ceil(reachable / per_round) rounds at
-any cluster size. The scratch pool's PG count bounds how many OSDs are reachable: pg_target says how many
-PGs it should have for a cluster of a given size, within what it may cost the cluster.
+("reachable"). Of those, each round takes at most `per_round`, the ones chosen longest ago first (never chosen
+first of all), so every reachable OSD is tried within ceil(reachable / per_round) rounds at any cluster size:
+an OSD whose probe fails every round (hung, yet up) takes its turn and no more, where ordering by the last
+result kept choosing it first and starved the rest. A stamp later than now (the wall clock set back) counts as
+never: its OSD is neither fresh nor put last. The scratch pool's PG count bounds how many OSDs are reachable:
+pg_target says how many PGs it should have for a cluster of a given size, within what it may cost the cluster.
 """
 
 import threading
@@ -39,10 +41,15 @@ def pg_target(
     size = max(1, pool_size)
     budget = pgs_per_osd * max(1, in_osds) / size
     headroom = (0.8 * max_pg_per_osd * max(1, in_osds) - cluster_pg_replicas) / size + current
-    wanted = max(largest_power_of_two_at_most(budget), floor)
+    wanted = max(largest_power_of_two_at_most(budget), largest_power_of_two_at_most(floor))
     if wanted > headroom:
         wanted = largest_power_of_two_at_most(headroom) if headroom >= 1 else 1
     return max(current, min(wanted, MAX_POOL_PG_NUM))
+
+
+def _past(at: Optional[float], now: float) -> float:
+    """A stamp for ordering: never (or later than now: the clock was set back) sorts first."""
+    return at if at is not None and at <= now else float("-inf")
 
 
 def rounds_to_cover(reachable: int, per_round: int) -> int:
@@ -56,21 +63,39 @@ class ProbeCoverage:
         self.kind = kind
         self._lock = threading.Lock()
         self._measured_at: Dict[int, float] = {}  # OSD -> when it last had a result (in memory: a failover resets)
+        self._chosen_at: Dict[int, float] = {}  # OSD -> when a round last chose it, whatever came of it
         self._up: Set[int] = set()
         self._reachable: Set[int] = set()
         self._per_round = 1
         self._interval = 0.0
 
-    def choose(self, up: Iterable[int], reachable: Iterable[int], per_round: int, interval: float) -> List[int]:
+    def choose(
+        self,
+        up: Iterable[int],
+        reachable: Iterable[int],
+        per_round: int,
+        interval: float,
+        now: float,
+        whole: bool = True,
+    ) -> List[int]:
         """The OSDs to probe this round: of the up OSDs that are reachable, at most per_round, the least
-        recently measured first (ties by id). Remembers the view for the coverage figures."""
+        recently chosen first (ties by id). A round over the whole cluster (`whole`) is remembered as the
+        view for the coverage figures; a run asked for on some OSDs (`up` holds only those) leaves it as is."""
         up_set = set(up)
         candidates = sorted(set(reachable) & up_set)
         with self._lock:
-            self._up, self._reachable = up_set, set(candidates)
-            self._per_round, self._interval = max(1, per_round), max(0.0, interval)
-            order = sorted(candidates, key=lambda osd: (self._measured_at.get(osd, float("-inf")), osd))
-        return sorted(order[: max(1, per_round)])
+            if whole:
+                self._up, self._reachable = up_set, set(candidates)
+                self._per_round, self._interval = max(1, per_round), max(0.0, interval)
+            order = sorted(candidates, key=lambda osd: (self._last_turn(osd, now), osd))
+            chosen = sorted(order[: max(1, per_round)])
+            for osd in chosen:
+                self._chosen_at[osd] = now
+        return chosen
+
+    def _last_turn(self, osd: int, now: float) -> float:
+        """When the OSD last had its turn: chosen, or measured (a run on command measures it too)."""
+        return max(_past(self._chosen_at.get(osd), now), _past(self._measured_at.get(osd), now))
 
     def measured(self, osds: Iterable[int], at: float) -> None:
         with self._lock:
@@ -93,7 +118,7 @@ class ProbeCoverage:
             out = dict.fromkeys(STATES, 0)
             for osd in self._up:
                 at: Optional[float] = self._measured_at.get(osd)
-                if at is not None and now - at <= window:
+                if at is not None and 0 <= now - at <= window:
                     out["fresh"] += 1
                 elif osd in self._reachable:
                     out["waiting"] += 1

@@ -85,7 +85,8 @@ class RadosLatency(Benchmark):
             primaries = ctx.adapter.acting_primaries(pool_id, sorted(pg for pg in primaries if pg < pg_num))
         per_round = int(ctx.options.get("rados_probe_osds_per_round", len(up) or 1))
         interval = float(ctx.options.get("rados_probe_interval", 0))
-        chosen = ctx.coverage.choose(up, set(primaries.values()), per_round, interval)
+        whole = not ctx.targeted  # a run on some OSDs chooses among them, and leaves the cluster's view as is
+        chosen = ctx.coverage.choose(up, set(primaries.values()), per_round, interval, time.time(), whole)
         names = names_per_primary(chosen, primaries, pg_num, ns, ctx.run_id)
         acting = ctx.adapter.pg_acting(pool_id) if hasattr(ctx.adapter, "pg_acting") else {}
         for probed, obj in names.items():

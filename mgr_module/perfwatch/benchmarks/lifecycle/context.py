@@ -62,6 +62,7 @@ def make_context(
         pool_creations=store,
         requested=run.requested,
         coverage=coverage,
+        targeted=run.targeted,
     )
     return ctx
 

@@ -141,6 +141,7 @@ class Lifecycle:
             run = Run(new_run_id(kind_name, time.time()), kind_name, heavy, clean, [o.id for o in plan], trigger)
             run.scope = kind.scope(clean, run.osds)
             run.requested = dict(params)
+            run.targeted = bool(osds)
             self._runs[run.run_id] = run
             self._forget_old()
         self._store.save_running(run.to_dict())
