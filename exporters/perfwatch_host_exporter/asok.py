@@ -24,6 +24,7 @@ class Listener(NamedTuple):
 
 # (socket path, command, timeout, who must be listening or None) -> the JSON reply
 AsokCall = Callable[[str, Dict[str, Any], float, Optional[Listener]], Any]
+AsokListener = Callable[[str, float], Tuple[int, int]]  # (path, timeout) -> (pid, uid) of its listener
 
 UNTRUSTED_SOCKET = "untrusted_socket"  # a refusal reason (families.REFUSAL_REASONS)
 
@@ -95,6 +96,22 @@ def check_listener(path: str, pid: int, uid: int, expected: Listener) -> None:
         raise UntrustedSocket("{} is listened on by uid {}, not a Ceph daemon's user".format(path, uid))
     if pid not in (0, expected.pid):
         raise AsokError("{} belongs to pid {}, not {}".format(path, pid, expected.pid))
+
+
+def listener(path: str, timeout: float) -> Tuple[int, int]:
+    """(pid, uid) of the process that listens on the socket at `path` (pid 0: none in our namespace);
+    nothing is sent. Raises AsokError."""
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.settimeout(timeout)
+        _connect(sock, path)
+        return peer_creds(sock)
+    except socket.timeout:
+        raise AsokTimeout("timed out") from None
+    except OSError as exc:
+        raise AsokError("{}: {}".format(path, exc.strerror or exc)) from None
+    finally:
+        sock.close()
 
 
 def call(path: str, command: Dict[str, Any], timeout: float, expected: Optional[Listener] = None) -> Any:

@@ -42,6 +42,7 @@ class HostCollector:
         settings: HostSettings,
         root: Optional[Root] = None,
         asok_call: asok.AsokCall = asok.call,
+        asok_listener: asok.AsokListener = asok.listener,
         tc: Optional[network.TcRunner] = None,
         ip: Optional[nic_map.IpRunner] = None,
         clk_tck: Optional[int] = None,
@@ -63,7 +64,7 @@ class HostCollector:
         self.trusted = trust.Trusted(frozenset({0}), ((0, "root"),))
         self.scanner = Scanner(self.root, self.errors, self.refusals)
         self.sockets = DaemonSockets(
-            self.root, asok_call, list(settings.asok_dirs), settings.asok_timeout, self.refusals
+            self.root, asok_call, list(settings.asok_dirs), settings.asok_timeout, self.refusals, asok_listener
         )
         self.cgroups = CgroupReader(self.root)
         self.osd_map = OsdDeviceMap(self.root, self.sockets, self.errors, clock)
@@ -140,10 +141,11 @@ class HostCollector:
     def _select(self, daemons: List[Found], live: Set[Key]) -> Tuple[List[Tuple[Daemon, ProcStat]], int]:
         """The daemons to report, each with its fsid and its stat, and how many had no known fsid.
         With --cluster-fsid only that cluster's (a daemon whose fsid is unknown is left out: it cannot
-        be told apart). A second daemon with a (cluster, ceph_daemon) already taken is left out and
-        counted: duplicate series would make the whole exposition invalid."""
-        selected: List[Tuple[Daemon, ProcStat]] = []
-        taken: Set[Tuple[str, str]] = set()
+        be told apart). Of processes claiming one (cluster, ceph_daemon), one is kept, the others left out
+        and counted (duplicate series would make the whole exposition invalid): the one that listens on the
+        daemon's admin socket (a one-off `ceph-osd -i 0 --flush-journal` or a leftover container beside the
+        real osd.0 does not), else the first by PID."""
+        claims: Dict[Tuple[str, str], List[Tuple[Daemon, ProcStat]]] = {}
         unknown = 0
         for daemon, st in daemons:
             label = daemon.ident.label
@@ -159,12 +161,18 @@ class HostCollector:
             wanted = self.settings.cluster_fsid
             if wanted is not None and fsid != wanted:
                 continue
-            if (fsid, label) in taken:
-                what = "cluster " + fsid if fsid else "an unknown cluster"
-                self.errors("proc", "pid {}: {} of {} is already taken; left out".format(daemon.pid, label, what))
-                continue
-            taken.add((fsid, label))
-            selected.append((daemon._replace(fsid=fsid), st))
+            claims.setdefault((fsid, label), []).append((daemon._replace(fsid=fsid), st))
+        selected: List[Tuple[Daemon, ProcStat]] = []
+        for (fsid, label), claimants in claims.items():
+            kept = claimants[0]
+            if len(claimants) > 1:
+                kept = next((c for c in claimants if self.sockets.listens(c[0]) is True), kept)
+            for daemon, _st in claimants:
+                if daemon is not kept[0]:
+                    what = "cluster " + fsid if fsid else "an unknown cluster"
+                    message = "pid {}: {} of {} is already taken by pid {}; left out"
+                    self.errors("proc", message.format(daemon.pid, label, what, kept[0].pid))
+            selected.append(kept)
         return selected, unknown
 
     def _daemon(self, daemon: Daemon, st: ProcStat, cgroups_readable: bool, disks: Set[str]) -> List[Sample]:

@@ -1,17 +1,27 @@
 """Asking a daemon found on this host through its admin socket."""
 
 import os
-from typing import Any, Dict, FrozenSet, List, Set, Tuple
+from typing import Any, Dict, FrozenSet, List, Optional, Set, Tuple
 
-from .asok import UNTRUSTED_SOCKET, AsokCall, AsokError, Listener, UntrustedSocket, candidates
+from .asok import UNTRUSTED_SOCKET, AsokCall, AsokError, AsokListener, Listener, UntrustedSocket, candidates
+from .asok import listener as asok_listener
 from .discovery import Daemon, OnRefused
 from .fsroot import Root
 
 
 class DaemonSockets:
-    def __init__(self, root: Root, call: AsokCall, asok_dirs: List[str], timeout: float, on_refused: OnRefused) -> None:
+    def __init__(
+        self,
+        root: Root,
+        call: AsokCall,
+        asok_dirs: List[str],
+        timeout: float,
+        on_refused: OnRefused,
+        listener: AsokListener = asok_listener,
+    ) -> None:
         self.root = root
         self.call = call
+        self.listener = listener
         self.asok_dirs = asok_dirs
         self.timeout = timeout
         self.on_refused = on_refused
@@ -47,6 +57,21 @@ class DaemonSockets:
         if not found:
             raise AsokError("no admin socket found (tried {})".format(", ".join(tried)))
         return found
+
+    def listens(self, daemon: Daemon) -> Optional[bool]:
+        """Whether the daemon's process listens on the first of its sockets that has a listener (nothing is
+        sent); None when none has one, or its listener has no PID in our namespace."""
+        try:
+            paths = self.paths(daemon)
+        except AsokError:
+            return None
+        for path in paths:
+            try:
+                pid, _uid = self.listener(path, self.timeout)
+            except (AsokError, OSError):
+                continue
+            return None if pid == 0 else pid == daemon.pid
+        return None
 
     def ask(self, daemon: Daemon, command: Dict[str, Any]) -> Any:
         """Ask through the first socket that answers and belongs to the daemon's process: a stale socket

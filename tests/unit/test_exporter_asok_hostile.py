@@ -389,3 +389,51 @@ def test_an_rgw_counter_too_big_for_a_float_keeps_the_rgws_other_samples(tmp_pat
     got = values(collector(host, fake).render())
     rgw = {"ceph_daemon": "rgw.x", "cluster": FSID, "hostname": "node1"}
     assert (("ceph_perfwatch_daemon_threads", frozenset(rgw.items()))) in got, "rgw.x's process samples vanished"
+
+
+def proc_errors(got: dict[Any, float]) -> float:
+    return value(got, "exporter_collection_errors_total", hostname="node1", source="proc")
+
+
+def test_two_trusted_processes_claiming_osd_0_the_sockets_own_listener_wins(tmp_path: Path) -> None:
+    """An unlucky host, not a hostile user (both run as root): a second `ceph-osd -i 0` of the same cluster
+    -- a one-off `ceph-osd -i 0 --flush-journal`, a leftover container -- with a lower PID than the real
+    osd.0. The one that listens on osd.0's admin socket is kept. Once, the first by PID was: osd.0's CPU,
+    threads and RSS were the one-off's, and its counters failed ("belongs to pid 100"), daemon_up 0 for a
+    healthy OSD."""
+    host, fake = build(tmp_path)
+    host.process(50, "ceph-osd", ["ceph-osd", "-i", "0", "--flush-journal"], threads=1)
+    fake.owners["/var/run/ceph/ceph-osd.0.asok"] = 100  # the real osd.0 listens
+    c = collector(host, fake, daemon_counters=True)
+    got = values(c.render())
+    osd = {"ceph_daemon": "osd.0", "cluster": FSID, "hostname": "node1"}
+    assert value(got, "daemon_threads", **osd) == 60, "osd.0's samples are pid 50's"
+    assert value(got, "daemon_up", **osd) == 1
+    assert proc_errors(got) == proc_errors(values(collector(*build(tmp_path / "alone")).render())) + 1, "the one-off"
+
+
+def test_of_two_claimants_neither_listening_the_first_by_pid_is_kept(tmp_path: Path) -> None:
+    """No listener can be named (the socket gone, or its listener in another PID namespace): as before, the
+    first by PID, the other left out and counted."""
+    host, fake = build(tmp_path)
+    host.process(50, "ceph-osd", ["ceph-osd", "-i", "0", "--flush-journal"], threads=1)
+    got = values(collector(host, fake).render())
+    osd = {"ceph_daemon": "osd.0", "cluster": FSID, "hostname": "node1"}
+    assert value(got, "daemon_threads", **osd) == 1
+    assert proc_errors(got) == proc_errors(values(collector(*build(tmp_path / "alone")).render())) + 1
+
+
+def test_the_listener_of_a_socket_is_named_without_sending_anything(short_dir: Path) -> None:
+    path = str(short_dir / "s.asok")
+    received: list[bytes] = []
+
+    def record(conn: socket.socket) -> None:
+        conn.settimeout(1.0)
+        with suppress(OSError):
+            received.append(conn.recv(100))
+
+    with serving(path, record):
+        assert asok.listener(path, 2.0) == (os.getpid(), os.getuid())
+    assert received in ([], [b""]), "nothing sent"
+    with pytest.raises(asok.AsokError):
+        asok.listener(str(short_dir / "none.asok"), 1.0)

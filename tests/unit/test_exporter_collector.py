@@ -39,6 +39,11 @@ class FakeAsok:
         self.owners: dict[str, int] = {}
         self.users: dict[str, int] = {}
 
+    def listener(self, path: str, timeout: float) -> tuple[int, int]:
+        """(pid, uid) of the socket's listener: its owner, else pid 0 (none this fake can name)."""
+        rel = "/" + str(Path(os.path.realpath(path)).relative_to(os.path.realpath(self.host.base)))
+        return self.owners.get(rel, 0), self.users.get(rel, 0)
+
     def __call__(self, path: str, command: dict[str, Any], timeout: float, expected: asok.Listener | None) -> Any:
         rel = "/" + str(Path(os.path.realpath(path)).relative_to(os.path.realpath(self.host.base)))
         if expected is not None:
@@ -122,6 +127,7 @@ def collector(host: FakeHost, fake: FakeAsok, clock: Clock | None = None, **sett
         HostSettings(hostname="node1", asok_dirs=("/lab/run",), **settings),
         root=host.root(),
         asok_call=fake,
+        asok_listener=fake.listener,
         tc=None,
         ip=lambda args: IP_ADDR,
         clk_tck=100,
