@@ -5,12 +5,13 @@ Protocol: connect to the AF_UNIX stream socket, send the JSON command followed b
 starts "ERROR:" (Pacific: "ERROR: (22) Invalid argument\\nunknown command prefix ...").
 """
 
+import contextlib
 import json
 import os
 import socket
 import struct
 import time
-from typing import Any, Callable, Dict, FrozenSet, List, NamedTuple, Optional, Tuple
+from typing import Any, Callable, Dict, FrozenSet, Iterator, List, NamedTuple, Optional, Tuple
 
 from .identity import Identity
 
@@ -98,20 +99,27 @@ def check_listener(path: str, pid: int, uid: int, expected: Listener) -> None:
         raise AsokError("{} belongs to pid {}, not {}".format(path, pid, expected.pid))
 
 
-def listener(path: str, timeout: float) -> Tuple[int, int]:
-    """(pid, uid) of the process that listens on the socket at `path` (pid 0: none in our namespace);
-    nothing is sent. Raises AsokError."""
+@contextlib.contextmanager
+def _connected(path: str, timeout: float) -> Iterator[socket.socket]:
+    """A socket connected to `path`, closed after; a timeout is AsokTimeout, any other OSError AsokError."""
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         sock.settimeout(timeout)
         _connect(sock, path)
-        return peer_creds(sock)
+        yield sock
     except socket.timeout:
         raise AsokTimeout("timed out") from None
     except OSError as exc:
         raise AsokError("{}: {}".format(path, exc.strerror or exc)) from None
     finally:
         sock.close()
+
+
+def listener(path: str, timeout: float) -> Tuple[int, int]:
+    """(pid, uid) of the process that listens on the socket at `path` (pid 0: none in our namespace);
+    nothing is sent. Raises AsokError."""
+    with _connected(path, timeout) as sock:
+        return peer_creds(sock)
 
 
 def call(path: str, command: Dict[str, Any], timeout: float, expected: Optional[Listener] = None) -> Any:
@@ -120,10 +128,7 @@ def call(path: str, command: Dict[str, Any], timeout: float, expected: Optional[
     With `expected`, nothing is sent unless the listener is that process and a trusted user
     (check_listener)."""
     deadline = time.monotonic() + timeout
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        sock.settimeout(timeout)
-        _connect(sock, path)
+    with _connected(path, timeout) as sock:
         if expected is not None:
             check_listener(path, *peer_creds(sock), expected)
         sock.sendall(json.dumps(command).encode("utf-8") + b"\0")
@@ -131,12 +136,6 @@ def call(path: str, command: Dict[str, Any], timeout: float, expected: Optional[
         if length > MAX_REPLY:
             raise AsokError("reply of {} bytes is too large".format(length))
         body = _recv_exact(sock, length, deadline)
-    except socket.timeout:
-        raise AsokTimeout("timed out") from None
-    except OSError as exc:
-        raise AsokError("{}: {}".format(path, exc.strerror or exc)) from None
-    finally:
-        sock.close()
     return decode_reply(body)
 
 
