@@ -36,12 +36,16 @@ class ClusterIds:
         self.log = log or logging.getLogger(__name__)
         self._cache: Dict[Key, Tuple[float, Found]] = {}
 
+    def due(self, daemon: Daemon, start_ticks: int) -> bool:
+        """Whether find() will look (and may ask the daemon) now rather than answer from its cache."""
+        cached = self._cache.get((daemon.pid, start_ticks))
+        return cached is None or (not cached[1].fsid and self.clock() - cached[0] >= RETRY_SECONDS)
+
     def find(self, daemon: Daemon, start_ticks: int) -> Found:
         key = (daemon.pid, start_ticks)
+        if not self.due(daemon, start_ticks):
+            return self._cache[key][1]
         now = self.clock()
-        cached = self._cache.get(key)
-        if cached is not None and (cached[1].fsid or now - cached[0] < RETRY_SECONDS):
-            return cached[1]
         found = self._find(daemon)
         self._cache[key] = (now, found)
         if found.fsid:

@@ -1,17 +1,20 @@
 """One collection: find the trusted daemons, read what the host knows of each, as samples. The
-collection loop (collection_loop.py) runs it in the background; scrapes never wait for it."""
+collection loop (collection_loop.py) runs it in the background; scrapes never wait for it. What it asks
+the daemons' admin sockets it asks side by side first (side_by_side.py), so hung daemons delay the
+collection by about one timeout, not one each."""
 
 import logging
 import os
 import re
 import threading
 import time
-from typing import Callable, Dict, List, NamedTuple, Optional, Set, Tuple
+from functools import partial
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Set, Tuple
 
 from perfwatch.core.exposition import render
 from perfwatch.core.metrics_model import Labels, Sample
 
-from . import asok, daemon_counters, network, nic_map, rgw, trust
+from . import asok, daemon_counters, network, nic_map, rgw, side_by_side, trust
 from . import families as f
 from .cgroup_reader import CgroupError, CgroupReader
 from .clusters import ClusterIds
@@ -81,7 +84,11 @@ class HostCollector:
 
     def collect(self) -> List[Sample]:
         with self._lock:
-            return self._collect()
+            self.sockets.begin()
+            try:
+                return self._collect()
+            finally:
+                self.sockets.end()
 
     def _collect(self) -> List[Sample]:
         started = self.clock()
@@ -93,7 +100,19 @@ class HostCollector:
             self.errors("proc", "scanning /proc: {}".format(exc))
             daemons = []
         live: Set[Key] = set()  # every daemon process seen, reported or not: the caches keep these
+        # the clusters not known yet, side by side (a lookup may ask the daemon's socket); _select then
+        # finds them cached, and looks again, one by one, only where a lookup failed
+        side_by_side.run_all(
+            [
+                partial(self.clusters.find, d, st.start_ticks)
+                for d, st in daemons
+                if self.clusters.due(d, st.start_ticks)
+            ]
+        )
         selected, unknown = self._select(daemons, live)
+        side_by_side.run_all(
+            [partial(self.sockets.prefetch, d, asks) for d, st in selected for asks in [self._asks(d, st)] if asks]
+        )
         try:
             self.cgroups.refresh_mounts()
             cgroups_readable = True
@@ -174,6 +193,18 @@ class HostCollector:
                     self.errors("proc", message.format(daemon.pid, label, what, kept[0].pid))
             selected.append(kept)
         return selected, unknown
+
+    def _asks(self, daemon: Daemon, st: ProcStat) -> List[Dict[str, Any]]:
+        """What this collection will ask the daemon's socket, to be asked side by side first."""
+        asks: List[Dict[str, Any]] = []
+        if daemon.ident.kind == "osd":
+            if self.osd_map.due(daemon, st.start_ticks):
+                asks.append(asok.config_get("osd_data"))
+            if self.settings.daemon_counters:
+                asks.append(daemon_counters.PERF_DUMP)
+        elif daemon.ident.kind == "rgw":
+            asks.append(daemon_counters.PERF_DUMP)
+        return asks
 
     def _daemon(self, daemon: Daemon, st: ProcStat, cgroups_readable: bool, disks: Set[str]) -> List[Sample]:
         labels: Labels = (("ceph_daemon", daemon.ident.label), ("cluster", daemon.fsid))

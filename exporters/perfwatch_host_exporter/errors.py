@@ -5,6 +5,7 @@ the message itself, or what the caller names (`once_per`: "uid 1000" for every p
 Messages carry what processes call themselves: control characters are escaped, one event one line."""
 
 import logging
+import threading
 from typing import Dict, Iterable, Optional
 
 from perfwatch.core.server.httpwire import printable
@@ -17,10 +18,15 @@ class ErrorCounter:
         self.log = log
         self.counts: Dict[str, int] = {key: 0 for key in keys}
         self._seen: Dict[str, None] = {}  # insertion-ordered: the first is the one seen longest ago
+        self._lock = threading.Lock()  # a collection's admin-socket work runs side by side (side_by_side.py)
 
     def __call__(self, key: str, message: str, once_per: Optional[str] = None) -> None:
         if key not in self.counts:
             raise ValueError("unknown error key {!r}".format(key))
+        with self._lock:
+            self._count(key, message, once_per)
+
+    def _count(self, key: str, message: str, once_per: Optional[str]) -> None:
         self.counts[key] += 1
         line = printable(key + ": " + message)
         kind = key + ": " + (once_per if once_per is not None else line)

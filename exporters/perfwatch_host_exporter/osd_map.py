@@ -34,6 +34,11 @@ class OsdDeviceMap:
         self._cache[key] = (now, rows)  # failures too: the next try is a minute away
         return rows
 
+    def due(self, daemon: Daemon, start_ticks: int) -> bool:
+        """Whether rows() will look again (and ask the daemon for its osd_data) now."""
+        cached = self._cache.get((daemon.pid, start_ticks))
+        return cached is None or self.clock() - cached[0] >= REFRESH_SECONDS
+
     def keep_only(self, live: Set[Key]) -> None:
         """Forget the processes that are gone."""
         for key in [k for k in self._cache if k not in live]:

@@ -324,29 +324,34 @@ def test_metrics_answers_at_once_while_a_collection_is_stuck_on_hung_osds(tmp_pa
         worker.join(10)
 
 
-def test_hung_osds_each_cost_their_timeouts_in_turn(tmp_path: Path) -> None:
-    """Every OSD is asked in turn, one at a time, with no budget for the whole collection: N hung OSDs hold
-    every other OSD's counters (and every other daemon's CPU samples) back by N x (config get fsid +
-    config get osd_data + perf dump) x timeout. With the defaults (2 s) 10 hung OSDs take a first collection
-    60 s -- the health's stale_after -- and 5 more make /healthz fail. Here: a first collection asks a hung
-    OSD 3 times and each later collection once (perf dump); the duration is the sum of the waits."""
+def test_hung_osds_are_asked_side_by_side_and_once_a_collection(tmp_path: Path) -> None:
+    """Once, every OSD was asked in turn with no budget for the whole collection: N hung OSDs held every
+    other sample back by N x (config get fsid + config get osd_data + perf dump) x timeout; with the
+    defaults (2 s) 10 hung OSDs took a first collection to 60 s, the health's stale_after, and 5 more made
+    /healthz fail. Now a hung OSD is asked once a collection (what follows its timeout is not sent), and
+    the six are asked side by side: each ask waits at a barrier of six, which asks made in turn never pass."""
     host, fake = build(tmp_path)
     add_osds(host, fake, 6)
     waits: list[str] = []
-    timeout = 0.02
+    barrier = threading.Barrier(6, timeout=20)
+    met: list[bool] = []
 
     def hang(path: str, command: dict[str, Any], t: float, expected: asok.Listener | None) -> Any:
         if "/ceph-osd.1" in path and "/ceph-osd.1.asok" not in path:  # osd.10..15 hang; the fixture's osd.1 not
             waits.append(command["prefix"])
-            time.sleep(timeout)
+            try:
+                barrier.wait()
+                met.append(True)
+            except threading.BrokenBarrierError:
+                met.append(False)
             raise asok.AsokTimeout("timed out")
         return fake(path, command, t, expected)
 
-    fake_call = hang
-    c = collector(host, fake, daemon_counters=True, asok_timeout=timeout)
-    c.sockets.call = fake_call
+    c = collector(host, fake, daemon_counters=True, asok_timeout=0.02)
+    c.sockets.call = hang
     got = values(c.render())
-    assert len(waits) == 6 * 3, waits  # config get (fsid), config get (osd_data), perf dump: each hung OSD
+    assert waits == ["config get"] * 6, waits  # its fsid; its osd_data and perf dump were not sent
+    assert met == [True] * 6, "the hung OSDs were not asked side by side"
     for n in range(10, 16):
         osd = {"ceph_daemon": f"osd.{n}", "cluster": FSID, "hostname": "node1"}
         assert value(got, "daemon_up", **osd) == 0
@@ -355,8 +360,37 @@ def test_hung_osds_each_cost_their_timeouts_in_turn(tmp_path: Path) -> None:
     osd0 = {"ceph_daemon": "osd.0", "cluster": FSID, "hostname": "node1"}
     assert value(got, "daemon_up", **osd0) == 1, "the answering OSD is still read"
     waits.clear()
+    met.clear()
+    barrier.reset()
     got = values(c.render())
-    assert len(waits) == 6, waits  # later: perf dump only (fsid from ceph.conf, osd_data cached a minute)
+    assert waits == ["perf dump"] * 6, waits  # later: perf dump only (fsid from ceph.conf, osd_data cached a minute)
+    assert met == [True] * 6, "the hung OSDs' perf dumps were not asked side by side"
+    assert value(got, "fetch_errors_total", reason="timeout", ceph_daemon="osd.12", cluster=FSID, hostname="node1") == 2
+
+
+def test_what_a_collection_asked_ahead_is_not_asked_again(tmp_path: Path) -> None:
+    """Each command goes to a daemon's socket once a collection: the answers asked side by side are the
+    ones the collection reads (config get osd_data only when its device map is due, perf dump each time)."""
+    host, fake = build(tmp_path)
+    add_osds(host, fake, 3)
+    asked: list[tuple[str, str]] = []
+
+    def count(path: str, command: dict[str, Any], t: float, expected: asok.Listener | None) -> Any:
+        asked.append((path.rsplit("/", 1)[-1], " ".join(str(command[k]) for k in ("prefix", "var") if k in command)))
+        return fake(path, command, t, expected)
+
+    c = collector(host, fake, daemon_counters=True)
+    c.sockets.call = count
+    first = values(c.render())
+    assert len(asked) == len(set(asked)), sorted(asked)
+    assert ("ceph-osd.0.asok", "perf dump") in asked and ("ceph-osd.0.asok", "config get osd_data") in asked
+    assert value(first, "daemon_up", ceph_daemon="osd.0", cluster=FSID, hostname="node1") == 1
+    asked.clear()
+    second = values(c.render())
+    assert len(asked) == len(set(asked)), sorted(asked)
+    assert ("ceph-osd.0.asok", "perf dump") in asked
+    assert not [a for a in asked if a[1] == "config get osd_data"], "the device map is cached for a minute"
+    assert value(second, "daemon_up", ceph_daemon="osd.0", cluster=FSID, hostname="node1") == 1
 
 
 # ----- odd daemon ids --------------------------------------------------------------------------------
