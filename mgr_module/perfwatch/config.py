@@ -4,6 +4,7 @@ declares them) with the refused ones replaced (validation.py says how). Pure: no
 from typing import Any, Callable, Dict, NamedTuple, Tuple
 
 from . import options, validation
+from .output import shown
 
 
 class Config(NamedTuple):
@@ -69,10 +70,30 @@ def defaults() -> Config:
 def read(get: Callable[[str], Any], get_localized: Callable[[str, Any], Any]) -> Tuple[Config, Dict[str, str]]:
     """(the Config in force, option -> why its value is refused) from the mgr's option getters:
     get(name) for the module's values, get_localized(name, default) for this mgr's own server_addr."""
-    raw = {name: options.coerce(name, get(name)) for name in options.defaults()}
+    defaults = options.defaults()
+    raw: Dict[str, Any] = {}
+    not_typed: Dict[str, str] = {}  # values of another type than the option's, should one pass Ceph's check
+    for name, default in defaults.items():
+        value = get(name)
+        try:
+            raw[name] = options.coerce(name, value)
+        except (TypeError, ValueError, OverflowError):
+            raw[name] = default
+            not_typed[name] = "{} is not {}".format(
+                shown(str(value)), _TYPE_WORDS.get(options.spec(name)["type"], "valid")
+            )
     raw["server_addr"] = str(get_localized("server_addr", raw["server_addr"]))  # may be set per mgr
-    values, refused = validation.effective(raw, options.defaults())
+    values, refused = validation.effective(raw, defaults, not_typed)
     return Config(**values), refused
+
+
+_TYPE_WORDS = {
+    "int": "a whole number",
+    "uint": "a whole number",
+    "secs": "a whole number of seconds",
+    "size": "a whole number of bytes",
+    "float": "a finite number",
+}
 
 
 def listen_endpoint(get_localized: Callable[[str, Any], Any]) -> Dict[str, Any]:

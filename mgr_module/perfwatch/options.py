@@ -4,6 +4,7 @@ Kept free of Ceph imports so tests can check every option is typed, described an
 inside its own bounds.
 """
 
+import math
 from typing import Any, Dict, List
 
 OptionSpec = Dict[str, Any]
@@ -280,14 +281,19 @@ def defaults() -> Dict[str, Any]:
 
 
 def coerce(name: str, value: Any) -> Any:
-    """A value as its declared type: the mgr hands `secs` and `int` options back as floats or strings."""
+    """A value as its declared type: the mgr hands `secs` and `int` options back as floats or strings.
+    ValueError or OverflowError (TypeError for an odd object) for a value that is not of its type: Ceph
+    checks types at `ceph config set`, but the module must not trust that (config.read refuses it)."""
     kind = spec(name)["type"]
     if value is None:
         return spec(name)["default"]
     if kind in ("int", "uint", "secs", "size"):
-        return int(float(value))
+        return int(float(value))  # ValueError ("abc", "nan"), OverflowError ("inf")
     if kind == "float":
-        return float(value)
+        number = float(value)
+        if not math.isfinite(number):  # "nan" passes every min/max comparison
+            raise ValueError("{!r} is not a finite number".format(value))
+        return number
     if kind == "bool":
         return value if isinstance(value, bool) else str(value).lower() in ("true", "1", "yes", "on")
     return str(value)

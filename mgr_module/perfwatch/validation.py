@@ -4,7 +4,9 @@ and the PERFWATCH_CONFIG_INVALID health check that reports them. Pure: no Ceph i
 Ceph checks a module option's type, min/max and enum_allowed at `ceph config set` time and nothing
 more (Pacific's `MgrMap::ModuleOption` carries no other constraint), so a malformed string is stored
 with rc 0. The module therefore checks each value in `config_notify`, never uses a refused one, and
-says so in the log, in `ceph perfwatch status` (`config_errors`) and in `ceph health detail`.
+says so in the log, in `ceph perfwatch status` (`config_errors`) and in `ceph health detail`. A value of
+another type than its option's, should one get past Ceph's check ("abc", "nan", "inf"), is refused the
+same way (config.read), not raised.
 The rgw_s3_endpoint URL and the addresses behind it are checked in s3_endpoint_check.py.
 """
 
@@ -125,8 +127,11 @@ def errors(values: Dict[str, Any]) -> Dict[str, str]:
     return out
 
 
-def effective(values: Dict[str, Any], defaults: Dict[str, Any]) -> Tuple[Dict[str, Any], Dict[str, str]]:
-    """(the values the module uses, option -> message of each refused value).
+def effective(
+    values: Dict[str, Any], defaults: Dict[str, Any], not_typed: Optional[Dict[str, str]] = None
+) -> Tuple[Dict[str, Any], Dict[str, str]]:
+    """(the values the module uses, option -> message of each refused value). not_typed: the options whose
+    values were not of their type (config.read put the default in their place), refused with the rest.
 
     A refused value is replaced by its default, never by an earlier value (every mgr, also after a
     failover, behaves the same), and what it drives is turned off where the default would turn
@@ -136,6 +141,7 @@ def effective(values: Dict[str, Any], defaults: Dict[str, Any]) -> Tuple[Dict[st
     - scratch_pool refused: the default pool is used only if it exists (scratch_pool_create off).
     """
     refused = errors(values)
+    refused.update(not_typed or {})
     out = dict(values)
     for name in refused:
         out[name] = defaults[name]

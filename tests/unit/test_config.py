@@ -4,7 +4,7 @@ import typing
 
 import pytest
 
-from perfwatch import config, options
+from perfwatch import config, options, validation
 
 PYTHON_TYPES = {"int": int, "uint": int, "secs": int, "size": int, "float": float, "bool": bool, "str": str}
 
@@ -50,3 +50,36 @@ def test_listen_endpoint_honours_per_mgr_values() -> None:
         "addr": "10.0.0.7",
         "port": 9290,
     }
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "says"),
+    [
+        ("collect_interval", "abc", "'abc' is not a whole number of seconds"),
+        ("collect_interval", "nan", "'nan' is not a whole number of seconds"),
+        ("request_timeout", "inf", "'inf' is not a whole number of seconds"),
+        ("max_requests_in_flight", "1e400", "'1e400' is not a whole number"),
+        ("regression_fraction", "nan", "'nan' is not a finite number"),
+        ("regression_fraction", "-inf", "'-inf' is not a finite number"),
+        ("max_osds_per_host", [1], "'[1]' is not a whole number"),
+    ],
+)
+def test_a_value_not_of_its_type_is_refused_and_the_default_used(name: str, value: object, says: str) -> None:
+    """Ceph checks an option's type at `ceph config set`; should a value of another type reach the module
+    anyway, config.read once raised (ValueError, OverflowError) and no Config was built: now the value is
+    refused like any invalid one (PERFWATCH_CONFIG_INVALID), its default used, the other values kept."""
+    values = {name: value, "history_limit": "77"}
+    cfg, refused = config.read(values.get, lambda n, default: default)
+    assert cfg.as_dict()[name] == options.defaults()[name]
+    assert refused == {name: says}
+    assert cfg.history_limit == 77
+
+
+def test_an_s3_option_not_of_its_type_turns_the_s3_requests_off_as_any_refused_one_does() -> None:
+    """The S3 options are strings (any value coerces); what not_typed refuses goes through the same
+    consequences as the checks' refusals: a refused heavy_bench_window stops the heavy rounds."""
+    cfg, refused = config.read({"heavy_bench_window": "01:00-02:00"}.get, lambda n, default: default)
+    assert not refused and cfg.heavy_bench_window == "01:00-02:00"
+    values, refused = validation.effective(options.defaults(), options.defaults(), {"heavy_bench_window": "odd"})
+    assert refused == {"heavy_bench_window": "odd"}
+    assert all(values[n] == 0 for n in validation.HEAVY_INTERVAL_OPTIONS)
