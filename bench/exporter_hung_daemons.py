@@ -5,7 +5,8 @@ socket and never answering, beside one that answers every command with a recorde
 exporter runs with --daemon-counters and the default 2 s --asok-timeout; printed: its first collections'
 duration (ceph_perfwatch_exporter_collection_duration_seconds), and whether the answering OSD was read.
 
-    sudo python3 bench/exporter_hung_daemons.py [--hung 0,8,24] [--exporter-tree DIR]
+    sudo python3 bench/exporter_hung_daemons.py [--hung 0,8,24] [--collections 3] [--hang accepted|backlog]
+                                                [--exporter-tree DIR]
 
 --exporter-tree runs another checkout's exporter (its exporters/ and mgr_module/), to compare versions.
 Runs as root; stops exactly what it started, by PID.
@@ -29,14 +30,18 @@ REPO = Path(__file__).resolve().parent.parent
 FSID = "00000000-0000-4000-8000-00000000c0de"
 FIXTURES = REPO / "tests" / "fixtures"
 
-# The stand-in daemon: listens on its admin socket; a hung one accepts and reads but never answers, the
+# The stand-in daemon: listens on its admin socket. A hung one, --hang accepted: takes every connection in
+# and never answers (backlog 64); --hang backlog: as Ceph's admin socket whose one thread is stuck in a
+# command, never accepts (Ceph listens with a backlog of 5: a sixth connect fails at once, EAGAIN). The
 # answering one answers `perf dump` with the recorded reply and `config get` with its own value.
 DAEMON = r"""
 import json, os, socket, struct, sys, threading
 path, mode, dump = sys.argv[1], sys.argv[2], sys.argv[3]
 srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 srv.bind(path)
-srv.listen(64)
+srv.listen(5 if mode == "backlog" else 64)
+if mode == "backlog":
+    threading.Event().wait()
 held = []
 def answer(conn):
     data = b""
@@ -45,7 +50,7 @@ def answer(conn):
         if not chunk:
             return
         data += chunk
-    if mode == "hung":
+    if mode == "accepted":
         held.append(conn)
         return
     cmd = json.loads(data[:-1])
@@ -83,7 +88,7 @@ def scrape(url: str) -> str:
         return resp.read().decode()
 
 
-def one_run(tree: Path, hung: int, collections: int) -> str:
+def one_run(tree: Path, hung: int, collections: int, hang: str) -> str:
     folder = Path(tempfile.mkdtemp(prefix="pwhung-"))
     binary = folder / "ceph-osd"
     shutil.copy2(Path("/usr/bin/python3").resolve(), binary)
@@ -95,7 +100,7 @@ def one_run(tree: Path, hung: int, collections: int) -> str:
     try:
         for n in range(hung + 1):
             sock = folder / f"ceph-osd.{n}.asok"
-            mode = "answer" if n == 0 else "hung"
+            mode = "answer" if n == 0 else hang
             argv = ["ceph-osd", str(script), str(sock), mode, str(dump), FSID, "--fsid", FSID, "-i", str(n),
                     "--admin-socket", str(sock)]  # fmt: skip
             procs.append(subprocess.Popen(argv, executable=str(binary)))
@@ -149,14 +154,15 @@ def main() -> int:
     parser.add_argument("--hung", default="0,8,24")
     parser.add_argument("--collections", type=int, default=3, help="collections to wait for, per run")
     parser.add_argument("--exporter-tree", type=Path, default=REPO)
+    parser.add_argument("--hang", choices=("accepted", "backlog"), default="accepted", help="how a hung OSD hangs")
     args = parser.parse_args()
     if os.geteuid() != 0:
         print("run as root: the exporter trusts only root's (or ceph's) daemons", file=sys.stderr)
         return 2
     tree = args.exporter_tree.resolve()
-    print(f"exporter {tree}: --daemon-counters, --asok-timeout 2 (default), --collect-interval 1")
+    print(f"exporter {tree}: --daemon-counters, --asok-timeout 2 (default), --collect-interval 1, --hang {args.hang}")
     for hung in (int(h) for h in args.hung.split(",")):
-        print("  " + one_run(tree, hung, args.collections), flush=True)
+        print("  " + one_run(tree, hung, args.collections, args.hang), flush=True)
     return 0
 
 

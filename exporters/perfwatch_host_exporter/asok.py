@@ -109,6 +109,8 @@ def _connected(path: str, timeout: float) -> Iterator[socket.socket]:
         yield sock
     except socket.timeout:
         raise AsokTimeout("timed out") from None
+    except BlockingIOError:  # EAGAIN on connect: its listen backlog is full (Ceph's is 5), nobody accepts
+        raise AsokTimeout("not accepting connections (its listen backlog is full)") from None
     except OSError as exc:
         raise AsokError("{}: {}".format(path, exc.strerror or exc)) from None
     finally:

@@ -36,16 +36,19 @@ class ClusterIds:
         self.log = log or logging.getLogger(__name__)
         self._cache: Dict[Key, Tuple[float, Found]] = {}
 
-    def due(self, daemon: Daemon, start_ticks: int) -> bool:
-        """Whether find() will look (and may ask the daemon) now rather than answer from its cache."""
+    def due(self, daemon: Daemon, start_ticks: int, now: Optional[float] = None) -> bool:
+        """Whether find(..., now) will look (and may ask the daemon) rather than answer from its cache."""
         cached = self._cache.get((daemon.pid, start_ticks))
-        return cached is None or (not cached[1].fsid and self.clock() - cached[0] >= RETRY_SECONDS)
+        now = self.clock() if now is None else now
+        return cached is None or (not cached[1].fsid and now - cached[0] >= RETRY_SECONDS)
 
-    def find(self, daemon: Daemon, start_ticks: int) -> Found:
+    def find(self, daemon: Daemon, start_ticks: int, now: Optional[float] = None) -> Found:
+        """now: the collection's time, as due() was asked with (a lookup that falls due during the
+        collection waits for the next, not asked in turn); the clock's when not given."""
         key = (daemon.pid, start_ticks)
-        if not self.due(daemon, start_ticks):
+        now = self.clock() if now is None else now
+        if not self.due(daemon, start_ticks, now):
             return self._cache[key][1]
-        now = self.clock()
         found = self._find(daemon)
         self._cache[key] = (now, found)
         if found.fsid:

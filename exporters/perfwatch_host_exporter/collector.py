@@ -101,17 +101,24 @@ class HostCollector:
             daemons = []
         live: Set[Key] = set()  # every daemon process seen, reported or not: the caches keep these
         # the clusters not known yet, side by side (a lookup may ask the daemon's socket); _select then
-        # finds them cached, and looks again, one by one, only where a lookup failed
+        # finds them cached, and looks again, one by one, only where a lookup failed. Whether a lookup or a
+        # device map is due is judged at the collection's start throughout (one that falls due meanwhile
+        # waits for the next collection rather than be asked in turn)
         side_by_side.run_all(
             [
-                partial(self.clusters.find, d, st.start_ticks)
+                partial(self.clusters.find, d, st.start_ticks, started)
                 for d, st in daemons
-                if self.clusters.due(d, st.start_ticks)
+                if self.clusters.due(d, st.start_ticks, started)
             ]
         )
-        selected, unknown = self._select(daemons, live)
+        selected, unknown = self._select(daemons, live, started)
         side_by_side.run_all(
-            [partial(self.sockets.prefetch, d, asks) for d, st in selected for asks in [self._asks(d, st)] if asks]
+            [
+                partial(self.sockets.prefetch, d, asks)
+                for d, st in selected
+                for asks in [self._asks(d, st, started)]
+                if asks
+            ]
         )
         try:
             self.cgroups.refresh_mounts()
@@ -127,7 +134,7 @@ class HostCollector:
         disks: Set[str] = set()  # the disks beneath the OSDs reported
         for daemon, st in selected:
             try:
-                samples.extend(self._daemon(daemon, st, cgroups_readable, disks))
+                samples.extend(self._daemon(daemon, st, cgroups_readable, disks, started))
             except Exception as exc:  # one bad daemon never breaks a scrape
                 self.log.debug("%s", daemon, exc_info=True)
                 self.errors("proc", "{}: {}: {}".format(daemon.ident.label, type(exc).__name__, exc))
@@ -157,7 +164,7 @@ class HostCollector:
         self.trusted = trusted
         self.sockets.trusted_uids = trusted.uids
 
-    def _select(self, daemons: List[Found], live: Set[Key]) -> Tuple[List[Tuple[Daemon, ProcStat]], int]:
+    def _select(self, daemons: List[Found], live: Set[Key], now: float) -> Tuple[List[Tuple[Daemon, ProcStat]], int]:
         """The daemons to report, each with its fsid and its stat, and how many had no known fsid.
         With --cluster-fsid only that cluster's (a daemon whose fsid is unknown is left out: it cannot
         be told apart). Of processes claiming one (cluster, ceph_daemon), one is kept, the others left out
@@ -170,7 +177,7 @@ class HostCollector:
             label = daemon.ident.label
             live.add((daemon.pid, st.start_ticks))
             try:
-                fsid = self.clusters.find(daemon, st.start_ticks).fsid
+                fsid = self.clusters.find(daemon, st.start_ticks, now).fsid
             except Exception as exc:  # a bug in one lookup must not hide the daemon
                 self.log.debug("%s", daemon, exc_info=True)
                 self.errors("proc", "{}: cluster fsid: {}: {}".format(label, type(exc).__name__, exc))
@@ -194,11 +201,11 @@ class HostCollector:
             selected.append(kept)
         return selected, unknown
 
-    def _asks(self, daemon: Daemon, st: ProcStat) -> List[Dict[str, Any]]:
+    def _asks(self, daemon: Daemon, st: ProcStat, now: float) -> List[Dict[str, Any]]:
         """What this collection will ask the daemon's socket, to be asked side by side first."""
         asks: List[Dict[str, Any]] = []
         if daemon.ident.kind == "osd":
-            if self.osd_map.due(daemon, st.start_ticks):
+            if self.osd_map.due(daemon, st.start_ticks, now):
                 asks.append(asok.config_get("osd_data"))
             if self.settings.daemon_counters:
                 asks.append(daemon_counters.PERF_DUMP)
@@ -206,14 +213,16 @@ class HostCollector:
             asks.append(daemon_counters.PERF_DUMP)
         return asks
 
-    def _daemon(self, daemon: Daemon, st: ProcStat, cgroups_readable: bool, disks: Set[str]) -> List[Sample]:
+    def _daemon(
+        self, daemon: Daemon, st: ProcStat, cgroups_readable: bool, disks: Set[str], now: float
+    ) -> List[Sample]:
         labels: Labels = (("ceph_daemon", daemon.ident.label), ("cluster", daemon.fsid))
         base: Labels = (*labels, ("hostname", self.settings.hostname))
         samples = self._process(st, base)
         if cgroups_readable:
             samples.extend(self._cgroup(daemon, base))
         if daemon.ident.kind == "osd":
-            for row in self.osd_map.rows(daemon, st.start_ticks):
+            for row in self.osd_map.rows(daemon, st.start_ticks, now):
                 labels = (*base, ("role", row.role), ("device", row.device), ("partition", row.partition))
                 samples.append(Sample(f.OSD_DEVICE, "", (*labels, ("via", row.via)), 1))
                 disks.add(row.device)

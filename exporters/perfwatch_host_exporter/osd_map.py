@@ -24,20 +24,21 @@ class OsdDeviceMap:
         self.resolver = DeviceResolver(root)
         self._cache: Dict[Key, Tuple[float, List[DeviceRow]]] = {}
 
-    def rows(self, daemon: Daemon, start_ticks: int) -> List[DeviceRow]:
+    def rows(self, daemon: Daemon, start_ticks: int, now: Optional[float] = None) -> List[DeviceRow]:
+        """now: the collection's time, as due() was asked with (so a map that falls due during the collection
+        waits for the next: its osd_data was not asked ahead); the clock's when not given."""
         key = (daemon.pid, start_ticks)
-        now = self.clock()
-        cached = self._cache.get(key)
-        if cached is not None and now - cached[0] < REFRESH_SECONDS:
-            return cached[1]
+        now = self.clock() if now is None else now
+        if not self.due(daemon, start_ticks, now):
+            return self._cache[key][1]
         rows = self._resolve(daemon)
         self._cache[key] = (now, rows)  # failures too: the next try is a minute away
         return rows
 
-    def due(self, daemon: Daemon, start_ticks: int) -> bool:
-        """Whether rows() will look again (and ask the daemon for its osd_data) now."""
+    def due(self, daemon: Daemon, start_ticks: int, now: Optional[float] = None) -> bool:
+        """Whether rows(..., now) will look again (and ask the daemon for its osd_data)."""
         cached = self._cache.get((daemon.pid, start_ticks))
-        return cached is None or self.clock() - cached[0] >= REFRESH_SECONDS
+        return cached is None or (self.clock() if now is None else now) - cached[0] >= REFRESH_SECONDS
 
     def keep_only(self, live: Set[Key]) -> None:
         """Forget the processes that are gone."""

@@ -57,14 +57,17 @@ class DaemonSockets:
 
     def prefetch(self, daemon: Daemon, commands: List[Dict[str, Any]]) -> None:
         """Ask the daemon these commands now, one after another (a thread of side_by_side.run_all), and
-        keep each outcome for ask() in this collection."""
+        keep each outcome for ask() in this collection (only this one's: a worker that outlives it writes
+        into what the next collection no longer reads)."""
+        with self._lock:
+            answers = self._answers
         for command in commands:
             try:
                 outcome: Tuple[Any, Optional[Exception]] = (self._ask(daemon, command), None)
             except Exception as exc:  # AsokError, OSError, or a bug: handed to the asker as it came
                 outcome = (None, exc)
             with self._lock:
-                self._answers[(daemon.pid, _key(command))] = outcome
+                answers[(daemon.pid, _key(command))] = outcome
 
     def paths(self, daemon: Daemon) -> List[str]:
         """The candidate sockets that exist, in order, as paths in the exporter's filesystem. The daemon's
