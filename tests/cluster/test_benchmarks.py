@@ -337,9 +337,10 @@ def test_a_throttled_osd_is_the_one_named_not_the_peers_whose_writes_wait_for_it
                 healthy.setdefault(r["osd"], []).append(r["value"])
     knob = run_lab(bench.dir, "saturate", "media", "--osd", str(victim), "--iops", "20", "--mbps", "1")
     assert knob.returncode == 0, knob.stderr
+    passed = False
+    named: list[list[str]] = []
     try:
         slow: dict[int, list[float]] = {}
-        named: list[list[str]] = []
         while len(named) < MAX_SLOW_RUNS and (not named or named[-1] != [f"rados/write_latency/osd.{victim}"]):
             run = finished(bench, start(bench, "--kind", "rados"))
             assert run["state"] == "done", run
@@ -368,12 +369,28 @@ def test_a_throttled_osd_is_the_one_named_not_the_peers_whose_writes_wait_for_it
             "PERFWATCH_BENCH_REGRESSION raised",
         )
         assert check["summary"]["message"].endswith(f": osd.{victim}"), check
-        # the module exports the flag of the one regression, and none for the results that are not
-        flags = wait_until(lambda: regression_flags(bench), 60, "the regression flag on the module's endpoint")
-        assert flags == [f'ceph_daemon="osd.{victim}",kind="rados",metric="write_latency"'], flags
+        # the module exports the flag of the one regression, and none for the results that are not: on the page
+        # of a collection after the last run (one fresh-clone CI read the page of the collection before it,
+        # with the victim's read_latency flag that the last run cleared)
+        wanted = [f'ceph_daemon="osd.{victim}",kind="rados",metric="write_latency"']
+        seen: list[list[str]] = [[]]
+
+        def flags() -> bool:
+            seen[0] = regression_flags(bench)
+            return seen[0] == wanted
+
+        try:
+            wait_until(flags, 60, "the one regression flag on the module's endpoint")
+        except AssertionError as exc:
+            raise AssertionError(
+                f"{exc}: the endpoint's flags {seen[0]}, the module's regressions {named[-1]}"
+            ) from None
+        passed = True
     finally:
         cleared = run_lab(bench.dir, "clear", "media")
         assert cleared.returncode == 0, cleared.stderr
+        if not passed:  # no regression left raised for the tests after (test_health_ok_... once failed on it)
+            bench.ceph("perfwatch", "bench", "reset-baseline", "--kind", "rados", as_json=False)
     assert finished(bench, start(bench, "--kind", "rados"))["state"] == "done"
     wait_until(
         lambda: "PERFWATCH_BENCH_REGRESSION" not in bench.ceph("health", "detail")["checks"],

@@ -21,7 +21,8 @@ S3_NS = "{http://s3.amazonaws.com/doc/2006-03-01/}"
 
 
 def test_health_ok_with_all_osds_up_and_in(lab: LabHandle) -> None:
-    assert lab.ceph("health")["status"] == "HEALTH_OK"
+    health = lab.ceph("health", "detail")
+    assert health["status"] == "HEALTH_OK", {name: check["summary"] for name, check in health["checks"].items()}
     stat = lab.ceph("osd", "stat")
     assert (stat["num_osds"], stat["num_up_osds"], stat["num_in_osds"]) == (3, 3, 3)
     summary = lab.ceph("pg", "stat")["pg_summary"]
