@@ -1,7 +1,11 @@
 """One collection: find the trusted daemons, read what the host knows of each, as samples. The
 collection loop (collection_loop.py) runs it in the background; scrapes never wait for it. What it asks
 the daemons' admin sockets it asks side by side first (side_by_side.py), so hung daemons delay the
-collection by about one timeout, not one each."""
+collection by about one timeout, not one each.
+
+Over 300 lines: one collection's steps in the order they run (trust, scan, ask ahead, select, each
+daemon's parts, the host's); each daemon's part is a few lines that read the collector's caches.
+"""
 
 import logging
 import os
