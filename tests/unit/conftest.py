@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -25,3 +29,14 @@ def pki(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         "intruder": certs.make_leaf(folder, "intruder", ca, ["intruder"], client=True),
         "foreign": certs.make_leaf(folder, "foreign", other_ca, ["prometheus"], client=True),
     }
+
+
+@pytest.fixture
+def short_dir() -> Iterator[Path]:
+    """A directory with a short path, for AF_UNIX sockets (sun_path holds 108 bytes; pytest's tmp_path can be
+    longer)."""
+    path = tempfile.mkdtemp(prefix="pwsock-", dir="/tmp")
+    try:
+        yield Path(path)
+    finally:
+        shutil.rmtree(path, ignore_errors=True)

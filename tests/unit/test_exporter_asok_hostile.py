@@ -5,10 +5,8 @@ An adversarial review wrote them; the docstrings that say "once" name a bug fixe
 import json
 import logging
 import os
-import shutil
 import socket
 import struct
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -32,16 +30,6 @@ from perfwatch.daemon_counters.fetch_reasons import REASON_DECODE
 from .test_exporter_collector import FSID, build, collector, value, values
 
 ME = asok.Listener(os.getpid(), frozenset({os.getuid()}))  # the test's server threads listen: this process
-
-
-@pytest.fixture
-def short_dir() -> Iterator[Path]:
-    """A directory with a short path (sun_path holds 108 bytes; pytest's tmp_path can be longer)."""
-    path = tempfile.mkdtemp(prefix="pw16-", dir="/tmp")
-    try:
-        yield Path(path)
-    finally:
-        shutil.rmtree(path, ignore_errors=True)
 
 
 def read_command(conn: socket.socket) -> bytes:

@@ -6,17 +6,17 @@ unprivileged local user (hundreds of fake daemons with real sockets) does to it.
 asks are counted, barriers prove asks overlap, and where time matters a fake clock is moved the way real
 time would move (a hung ask costs one --asok-timeout; asks inside one side_by_side.run_all overlap).
 
-Each docstring starts with BUG (the test fails on 5e70627 and shows the bug) or HOLDS (a behaviour pinned).
+Each docstring starts with BUG (the test failed on 5e70627 and showed a bug, fixed in 419dc6d) or HOLDS (a
+behaviour pinned).
 """
 
 import logging
 import os
 import shutil
 import socket
-import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from contextlib import suppress
 from pathlib import Path
 from types import SimpleNamespace
@@ -34,16 +34,6 @@ from .test_exporter_asok_hostile import framed, read_command, serving
 from .test_exporter_collector import FSID, Clock, FakeAsok, build, collector, value, values
 
 T = 2.0  # the modelled --asok-timeout (the default): what one hung ask costs
-
-
-@pytest.fixture
-def short_dir() -> Iterator[Path]:
-    """A directory with a short path (sun_path holds 108 bytes; pytest's tmp_path can be longer)."""
-    path = tempfile.mkdtemp(prefix="pw5e-", dir="/tmp")
-    try:
-        yield Path(path)
-    finally:
-        shutil.rmtree(path, ignore_errors=True)
 
 
 def rel(host: FakeHost, path: str) -> str:
