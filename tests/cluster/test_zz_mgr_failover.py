@@ -192,11 +192,14 @@ def test_no_mgr_of_the_session_lab_crashed(lab: LabHandle) -> None:
     """Whatever ran before (every test of the session lab), no mgr died of a signal: perfwatch runs inside
     the mgr, and Reef's mgr once crashed in CI (`Gil::~Gil` <- `MonCommandCompletion::finish`) of the
     send_command calls the module then made. Killing a mgr on purpose (SIGKILL) logs nothing; a crash logs
-    Ceph's `*** Caught signal`, with its backtrace after it."""
+    Ceph's `*** Caught signal`, with its backtrace after it. A crash is shown with the mgr's 40 log lines
+    before it (which module and thread were at work: one CI on d81afbc saw Reef's mgr crash so, with
+    perfwatch sending no mgr command, and kept only this test's output)."""
     crashes = {}
     for path in sorted((lab.dir / "log").glob("ceph-mgr.*.log")):
         lines = path.read_text(errors="replace").splitlines()
         at = [i for i, line in enumerate(lines) if "*** Caught signal" in line]
         if at:
-            crashes[path.name] = "\n".join(lines[at[0] : at[0] + 14])
+            before = [line[:300] for line in lines[max(0, at[0] - 40) : at[0]]]
+            crashes[path.name] = "\n".join([*before, "----- the crash -----", *lines[at[0] : at[0] + 14]])
     assert not crashes, "\n\n".join(f"{name}:\n{trace}" for name, trace in crashes.items())
