@@ -113,7 +113,8 @@ class HostCollector:
                 partial(self.clusters.find, d, st.start_ticks, started)
                 for d, st in daemons
                 if self.clusters.due(d, st.start_ticks, started)
-            ]
+            ],
+            log=self.log,
         )
         selected, unknown = self._select(daemons, live, started)
         side_by_side.run_all(
@@ -122,7 +123,8 @@ class HostCollector:
                 for d, st in selected
                 for asks in [self._asks(d, st, started)]
                 if asks
-            ]
+            ],
+            log=self.log,
         )
         try:
             self.cgroups.refresh_mounts()

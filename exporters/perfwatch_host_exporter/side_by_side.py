@@ -5,19 +5,25 @@ host held every other sample back by 24 x 2 s a collection when they were asked 
 Each job's own waits are bounded (asok.call's timeout); run_all waits for every job, so a read that no
 timeout can end (a daemon in D state) still shows as a stuck collection (collection_loop.health)."""
 
-import contextlib
+import logging
 import threading
-from typing import Any, Callable, List, Sequence
+from typing import Any, Callable, List, Optional, Sequence
 
 ASK_WORKERS = 16  # threads at most per collection; a host rarely has more daemons than this
 
 Job = Callable[[], Any]  # what it returns is dropped: a job keeps its outcome itself
 
 
-def run_all(jobs: Sequence[Job], workers: int = ASK_WORKERS, name: str = "perfwatch-ask") -> None:
-    """Run every job, at most `workers` at a time; returns when all have ended. A job's exception is its
-    own business: each job records its outcome itself (run_all drops what escapes, so one bad job cannot
-    stop the others). The caller's thread is one of the workers."""
+def run_all(
+    jobs: Sequence[Job],
+    workers: int = ASK_WORKERS,
+    name: str = "perfwatch-ask",
+    log: Optional[logging.Logger] = None,
+) -> None:
+    """Run every job, at most `workers` at a time; returns when all have ended. Each job records its
+    outcome itself: an exception that escapes one is a bug, logged (with its traceback, to `log` or this
+    module's logger) and stopping none of the others. The caller's thread is one of the workers."""
+    logger = log or logging.getLogger(__name__)
     pending: List[Job] = list(jobs)
     if not pending:
         return
@@ -29,8 +35,10 @@ def run_all(jobs: Sequence[Job], workers: int = ASK_WORKERS, name: str = "perfwa
                 if not pending:
                     return
                 job = pending.pop(0)
-            with contextlib.suppress(Exception):  # each job records its own outcome; none ends a worker
+            try:
                 job()
+            except Exception:  # a job records its own outcome; what escapes is a bug, and ends no worker
+                logger.exception("a side-by-side job (%s) failed", getattr(job, "__name__", repr(job)))
 
     started: List[threading.Thread] = []
     for i in range(min(max(1, workers), len(pending)) - 1):  # the caller is a worker too

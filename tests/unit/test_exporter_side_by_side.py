@@ -1,13 +1,14 @@
 """side_by_side.run_all: every job runs, at most `workers` at once, one failing job stops none of the others,
 and the caller's thread is one of the workers."""
 
+import logging
 import threading
 
 import pytest
 from perfwatch_host_exporter import side_by_side
 
 
-def test_every_job_runs_once_and_a_failing_one_stops_no_other() -> None:
+def test_every_job_runs_once_and_a_failing_one_stops_no_other(caplog: pytest.LogCaptureFixture) -> None:
     done: list[int] = []
     lock = threading.Lock()
 
@@ -17,8 +18,11 @@ def test_every_job_runs_once_and_a_failing_one_stops_no_other() -> None:
         with lock:
             done.append(n)
 
-    side_by_side.run_all([lambda n=n: job(n) for n in range(40)], workers=5)
+    with caplog.at_level(logging.ERROR):
+        side_by_side.run_all([lambda n=n: job(n) for n in range(40)], workers=5)
     assert sorted(done) == [n for n in range(40) if n % 3]
+    failed = sorted(str(r.exc_info[1]) for r in caplog.records if r.exc_info)  # each bug logged, not dropped
+    assert failed == sorted(f"job {n} fails" for n in range(0, 40, 3))
 
 
 @pytest.mark.parametrize("workers", [1, 3, 16])

@@ -78,6 +78,38 @@ def hung_osds(host: FakeHost, numbers: range, first_pid: int, argv_extra: tuple[
     return paths
 
 
+class HungAsks:
+    """A sockets.call for the collector: the sockets in `hung` time out, each ask recorded (path, what),
+    the first `wave` asks meeting at a barrier of that many (broken, and so recorded, when they do not run
+    together), with how many were in flight at most; the other sockets answer as the fake host's."""
+
+    def __init__(self, host: FakeHost, fake: FakeAsok, hung: set[str], wave: int) -> None:
+        self.host, self.fake, self.hung, self.wave = host, fake, hung, wave
+        self.sent: list[tuple[str, str]] = []
+        self.together = threading.Barrier(wave, timeout=10)
+        self.peak = 0
+        self._running = 0
+        self._lock = threading.Lock()
+
+    def __call__(self, path: str, command: dict[str, Any], timeout: float, expected: asok.Listener | None) -> Any:
+        where = rel(self.host, path)
+        if where not in self.hung:
+            return self.fake(path, command, timeout, expected)
+        with self._lock:
+            self.sent.append((where, what(command)))
+            self._running += 1
+            self.peak = max(self.peak, self._running)
+            first_wave = len(self.sent) <= self.wave
+        try:
+            if first_wave:
+                with suppress(threading.BrokenBarrierError):  # broken: they did not overlap (tests assert)
+                    self.together.wait()
+        finally:
+            with self._lock:
+                self._running -= 1
+        raise asok.AsokTimeout("timed out")
+
+
 # ----- BUG: "due" is decided twice, at different times -------------------------------------------------
 
 
@@ -237,33 +269,13 @@ def test_twenty_hung_osds_are_asked_once_each_sixteen_at_a_time(tmp_path: Path) 
     16 are all in flight together (a barrier of 16): two waves, about two timeouts, not twenty."""
     host, fake = build(tmp_path)
     hung = hung_osds(host, range(20, 40), 1000, ("--fsid", FSID))
-    lock = threading.Lock()
-    asked: list[tuple[str, str]] = []
-    together = threading.Barrier(side_by_side.ASK_WORKERS, timeout=10)
-    running = SimpleNamespace(now=0, peak=0)
-
-    def call(path: str, command: dict[str, Any], timeout: float, expected: asok.Listener | None) -> Any:
-        where = rel(host, path)
-        if where not in hung:
-            return fake(path, command, timeout, expected)
-        with lock:
-            asked.append((where, what(command)))
-            running.now += 1
-            running.peak = max(running.peak, running.now)
-            first_wave = len(asked) <= side_by_side.ASK_WORKERS
-        try:
-            if first_wave:
-                together.wait()
-        finally:
-            with lock:
-                running.now -= 1
-        raise asok.AsokTimeout("timed out")
-
+    asks = HungAsks(host, fake, hung, side_by_side.ASK_WORKERS)
     c = collector(host, fake, daemon_counters=True, asok_timeout=T)
-    c.sockets.call = call
+    c.sockets.call = asks
     got = values(c.render())
-    assert sorted(asked) == sorted((p, "config get osd_data") for p in hung), "each hung OSD asked once"
-    assert running.peak == side_by_side.ASK_WORKERS
+    assert sorted(asks.sent) == sorted((p, "config get osd_data") for p in hung), "each hung OSD asked once"
+    assert not asks.together.broken, "the first sixteen asks were not in flight together"
+    assert asks.peak == side_by_side.ASK_WORKERS
     for n in range(20, 40):
         osd = {"ceph_daemon": f"osd.{n}", "cluster": FSID, "hostname": "node1"}
         assert value(got, "daemon_up", **osd) == 0
@@ -276,30 +288,14 @@ def test_a_hung_rgw_is_asked_side_by_side_with_hung_osds_and_keeps_its_other_sam
     barrier of four), once a collection, and its process samples stay when it hangs."""
     host, fake = build(tmp_path)
     hung = hung_osds(host, range(20, 23), 1000, ("--fsid", FSID))
-    rgw_path = "/lab/run/ceph-client.rgw.x.asok"
-    hung.add(rgw_path)
-    sent: list[tuple[str, str]] = []
-    together = threading.Barrier(4, timeout=10)
-    lock = threading.Lock()
-
-    def call(path: str, command: dict[str, Any], timeout: float, expected: asok.Listener | None) -> Any:
-        where = rel(host, path)
-        if where not in hung:
-            return fake(path, command, timeout, expected)
-        with lock:
-            sent.append((where, what(command)))
-            first = len(sent) <= 4
-        if first:
-            with suppress(threading.BrokenBarrierError):  # broken: the asks did not overlap (asserted below)
-                together.wait()
-        raise asok.AsokTimeout("timed out")
-
+    hung.add("/lab/run/ceph-client.rgw.x.asok")
+    asks = HungAsks(host, fake, hung, 4)
     c = collector(host, fake, daemon_counters=True, asok_timeout=T)
     c.collect()  # fsids and device maps known from now on (the RGW's from ceph.conf)
-    c.sockets.call = call
+    c.sockets.call = asks
     got = values(c.render())
-    assert sorted(sent) == sorted((p, "perf dump") for p in hung)
-    assert not together.broken, "the hung RGW and OSDs were not asked side by side"
+    assert sorted(asks.sent) == sorted((p, "perf dump") for p in hung)
+    assert not asks.together.broken, "the hung RGW and OSDs were not asked side by side"
     rgw = {"ceph_daemon": "rgw.x", "cluster": FSID, "hostname": "node1"}
     assert value(got, "daemon_threads", **rgw) == 500
     assert not [k for k in got if k[0].endswith("rgw_objecter_ops_total")]
