@@ -235,7 +235,9 @@ LAB = dataclasses.replace(
     collection_stale_seconds=60.0,  # collect_interval 10 s in the lab
     exporter_stale_seconds=30.0,  # the lab's exporters collect every 5 s
     collection_failing_for="1m",
-    target_down_for="1m",
+    # a killed active mgr leaves no mgr serving perfwatch for about 19 s here (20 s beacon grace, then the
+    # standby's first collection; measured 2026-12-02), so 30 s still rides out a failover
+    target_down_for="30s",
     inputs_missing_for="2m",
 )
 
