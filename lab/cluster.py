@@ -263,7 +263,8 @@ class Lab:
         wait_for(functools.partial(probes.osds_up_in, self.ceph, config.osds), 120, f"{config.osds} OSDs up and in")
         rgw = catalogue.rgw_url()
         wait_for(functools.partial(probes.rgw_answers, rgw), 90, f"RGW on {rgw}")
-        wait_for(functools.partial(mgrmodules.mgr_pool_made, self.ceph), 60, "the mgr to make its pool", 2)
+        made = functools.partial(mgrmodules.mgr_pool_made, self.ceph, not mgrmodules.mgr_makes_its_pool(root))
+        wait_for(made, 60, "the mgr to make its pool", 2)
         wait_for(self.pgs_clean, 120, "every PG active+clean")
         for note in mgrmodules.tag_mgr_pools(self.ceph):
             step(note)

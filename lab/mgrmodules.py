@@ -8,6 +8,7 @@ other raises MGR_MODULE_ERROR.
 from __future__ import annotations
 
 import functools
+from pathlib import Path
 
 from . import bootstrap, probes
 from .cephcli import Ceph, CephCommandError
@@ -91,16 +92,37 @@ def _answers(ceph: Ceph) -> bool:
 MGR_POOLS = {".mgr": "mgr", "device_health_metrics": "mgr_devicehealth"}
 
 
-def mgr_pool_made(ceph: Ceph) -> bool:
-    """Whether the mgr has made its own pool; when not, ask devicehealth to make it. From Reef on the mgr
-    makes .mgr some 10 s after the active mgr (re)starts, which can be after every other PG is clean: a lab
-    that reported ready before then had a new pool's PG appear under its first test. Pacific's devicehealth
-    makes device_health_metrics only on an OSD map change once enough OSDs are up, or when it scrapes: after
-    the restart that enabling modules causes, with every OSD already up, that can be never. A scrape
-    (`ceph device scrape-health-metrics`, on every release) makes the pool when it is missing."""
+# The mgr's Python base class, as the release installs it (in the lab's root: "/" or its rootfs)
+MGR_MODULE_PY = Path("usr/share/ceph/mgr/mgr_module.py")
+
+
+def mgr_makes_its_pool(root: Path) -> bool:
+    """Whether this Ceph's mgr makes its own pool unasked: from Quincy on, `.mgr` (MgrModule.MGR_POOL_NAME),
+    which devicehealth's serve loop makes as it opens its database, every 2 s until it has. Read from the
+    mgr_module.py the lab's mgrs run (a feature, not a release name); False when it cannot be read."""
+    try:
+        return "MGR_POOL_NAME" in (root / MGR_MODULE_PY).read_text(errors="replace")
+    except OSError:
+        return False
+
+
+def mgr_pool_made(ceph: Ceph, ask: bool = True) -> bool:
+    """Whether the mgr has made its own pool; when not, and `ask`, ask devicehealth to make it.
+    Pacific's devicehealth makes device_health_metrics only on an OSD map change once enough OSDs are up,
+    or when it scrapes: after the restart that enabling modules causes, with every OSD already up, that
+    can be never. A scrape (`ceph device scrape-health-metrics`) makes the pool when it is missing.
+    From Reef on the mgr makes .mgr itself some 10 s after the active mgr (re)starts (mgr_makes_its_pool),
+    which can be after every other PG is clean: a lab that reported ready before then had a new pool's PG
+    appear under its first test. There it must not be asked: on Reef 18.2.7 (Python 3.13) the scrape
+    crashed the active mgr in two fresh-clone CI runs (`Gil::~Gil` <- `MonCommandCompletion::finish`,
+    68 ms after the devicehealth command that made the pool, in a 2026-12-02 run). Its command handler
+    makes the pool with synchronous mon commands from a thread state of its own that ends with it, and a
+    completion then swaps back to a freed thread state. Made in devicehealth's serve loop, whose thread
+    lives on, the same commands are safe."""
     if any(pool in MGR_POOLS for pool in ceph("osd", "pool", "ls")):
         return True
-    ceph("device", "scrape-health-metrics", timeout=10, as_json=False)
+    if ask:
+        ceph("device", "scrape-health-metrics", timeout=10, as_json=False)
     return False
 
 

@@ -359,3 +359,22 @@ def test_the_lab_waits_for_the_mgrs_own_pool_by_either_of_its_names_and_asks_dev
     assert mgrmodules.mgr_pool_made(ceph_with(".rgw.root", ".mgr"))  # Reef on
     assert mgrmodules.mgr_pool_made(ceph_with("device_health_metrics", "default.rgw.meta"))  # Pacific
     assert calls == [("osd", "pool", "ls")] * 2  # no scrape once the pool is there
+    calls.clear()
+    assert not mgrmodules.mgr_pool_made(ceph_with(".rgw.root"), ask=False)  # a mgr that makes it unasked
+    assert calls == [("osd", "pool", "ls")]
+
+
+def test_whether_the_mgr_makes_its_pool_unasked_is_read_from_the_mgr_module_it_runs(tmp_path: Path) -> None:
+    """Reef's and Tentacle's mgr_module.py name the mgr's own pool (MGR_POOL_NAME, `.mgr`); Pacific's does
+    not; a root without one (or unreadable) is taken for one that must be asked."""
+    from lab import mgrmodules
+
+    assert not mgrmodules.mgr_makes_its_pool(tmp_path)
+    path = tmp_path / mgrmodules.MGR_MODULE_PY
+    path.parent.mkdir(parents=True)
+    path.write_text("class MgrModule:\n    PERFCOUNTER_TIME = 1\n")
+    assert not mgrmodules.mgr_makes_its_pool(tmp_path)
+    path.write_text('class MgrModule:\n    MGR_POOL_NAME = ".mgr"\n')
+    assert mgrmodules.mgr_makes_its_pool(tmp_path)
+    assert (Path("/") / mgrmodules.MGR_MODULE_PY).exists(), "make deps installs this machine's Ceph"
+    assert not mgrmodules.mgr_makes_its_pool(Path("/")), "this machine's Ceph, Pacific 16.2, must be asked"
