@@ -196,7 +196,8 @@ def test_no_mgr_of_the_session_lab_crashed(lab: LabHandle) -> None:
     send_command calls the module then made. Killing a mgr on purpose (SIGKILL) logs nothing; a crash logs
     Ceph's `*** Caught signal`, with its backtrace after it. A crash is shown with the mgr's 40 log lines
     before it (which module and thread were at work: one CI on d81afbc saw Reef's mgr crash so, with
-    perfwatch sending no mgr command, and kept only this test's output)."""
+    perfwatch sending no mgr command, and kept only this test's output; the lines of the next, on 611eec0,
+    showed the lab's own `device scrape-health-metrics`, which Reef is no longer sent: mgrmodules.py)."""
     crashes = {}
     for path in sorted((lab.dir / "log").glob("ceph-mgr.*.log")):
         lines = path.read_text(errors="replace").splitlines()
