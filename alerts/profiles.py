@@ -235,8 +235,8 @@ LAB = dataclasses.replace(
     collection_stale_seconds=60.0,  # collect_interval 10 s in the lab
     exporter_stale_seconds=30.0,  # the lab's exporters collect every 5 s
     collection_failing_for="1m",
-    # a killed active mgr leaves no mgr serving perfwatch for about 19 s here (20 s beacon grace, then the
-    # standby's first collection; measured 2026-12-02), so 30 s still rides out a failover
+    # a SIGKILLed active mgr left no mgr serving perfwatch for about 19 s here (measured 2026-12-02, no
+    # `ceph mgr fail` sent; the mon's beacon grace is 20 s): 30 s rides out a failover, with little margin
     target_down_for="30s",
     inputs_missing_for="2m",
 )

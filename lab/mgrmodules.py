@@ -115,7 +115,8 @@ def mgr_pool_made(ceph: Ceph, ask: bool = True) -> bool:
     which can be after every other PG is clean: a lab that reported ready before then had a new pool's PG
     appear under its first test. There it must not be asked: on Reef 18.2.7 (Python 3.13) the scrape
     crashed the active mgr in two fresh-clone CI runs (`Gil::~Gil` <- `MonCommandCompletion::finish`,
-    68 ms after the devicehealth command that made the pool, in a 2026-12-02 run). Its command handler
+    2.3 s after the scrape and 0.1 s after its handler logged creating devicehealth's database, in a
+    2026-12-02 run). Its command handler
     makes the pool with synchronous mon commands from a thread state of its own that ends with it, and a
     completion then swaps back to a freed thread state. Made in devicehealth's serve loop, whose thread
     lives on, the same commands are safe."""
