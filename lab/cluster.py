@@ -247,28 +247,33 @@ class Lab:
         step("mon: up; registering OSDs")
         for osd in topo.osds:
             self.ceph("osd", "new", osd_uuids[osd.id], str(osd.id), as_json=False)
-        for mgr in config.mgrs:
-            self._start(f"mgr.{mgr}")
-            if mgr == config.mgrs[0]:
-                wait_for(functools.partial(probes.active_mgr, self.ceph), 60, f"mgr.{mgr} to become active", 0.5)
+        # The OSDs and RGW boot while the mgr modules are configured and the first mgr loads them: none
+        # needs a mgr to start, and RGW waits on each of its pools' PGs in turn, which the OSDs' boot holds back
         for osd in topo.osds:
             self._start(f"osd.{osd.id}")
         self._start(cephconf.rgw_name(config))
         catalogue = self.catalogue
+        step("mon: configuring and enabling the perfwatch and prometheus modules before a mgr starts")
+        mgrmodules.enable(self.ceph, catalogue, root)
+        first, *standbys = config.mgrs
+        self._start(f"mgr.{first}")
+        wait_for(functools.partial(probes.active_mgr, self.ceph), 60, f"mgr.{first} to become active", 0.5)
+        for mgr in standbys:  # after the first is active, so that one is the active mgr
+            self._start(f"mgr.{mgr}")
         for name in catalogue.exporter_names() + list(monitoring.NAMES):
             self._start(name)
-        step("daemons, exporters, Alertmanager and Prometheus started; enabling the perfwatch and prometheus modules")
-        mgrmodules.enable(self.ceph, catalogue)
+        step("daemons, exporters, Alertmanager and Prometheus started; the active mgr runs both modules")
+        mgrmodules.check_enabled(self.ceph, catalogue)
         step("waiting for all OSDs up and in, RGW answering, the mgr's own pool made, every PG active+clean, HEALTH_OK")
         wait_for(functools.partial(probes.osds_up_in, self.ceph, config.osds), 120, f"{config.osds} OSDs up and in")
         rgw = catalogue.rgw_url()
-        wait_for(functools.partial(probes.rgw_answers, rgw), 90, f"RGW on {rgw}")
+        wait_for(functools.partial(probes.rgw_answers, rgw), 90, f"RGW on {rgw}", 0.5)
         made = functools.partial(mgrmodules.mgr_pool_made, self.ceph, not mgrmodules.mgr_makes_its_pool(root))
         wait_for(made, 60, "the mgr to make its pool", 2)
-        wait_for(self.pgs_clean, 120, "every PG active+clean")
+        wait_for(self.pgs_clean, 120, "every PG active+clean", 0.5)
         for note in mgrmodules.tag_mgr_pools(self.ceph):
             step(note)
-        wait_for(functools.partial(probes.health_ok, self.ceph), 120, "HEALTH_OK")
+        wait_for(functools.partial(probes.health_ok, self.ceph), 120, "HEALTH_OK", 0.5)
         client = security.client(catalogue.tls)
         for name, url in catalogue.exporter_urls().items():
             who = client if name.startswith("exporter.") else None  # node_exporter: plain HTTP

@@ -20,47 +20,62 @@ CEPH_PROMETHEUS = "prometheus"  # Ceph's module, which serves the ceph_* metrics
 # Seconds between perfwatch's collections in the lab: the lab profile's rules (30 s windows) see three.
 COLLECT_INTERVAL = 10
 EXCLUDE_PERF_COUNTERS = "exclude_perf_counters"  # the prometheus module's option from Reef on
+# The prometheus module's source, as the release installs it (in the lab's root: "/" or its rootfs)
+CEPH_PROMETHEUS_PY = Path("usr/share/ceph/mgr/prometheus/module.py")
 
 
-def has_option(ceph: Ceph, name: str) -> bool:
-    """Whether the cluster knows the config option `name` (feature detection: no version checks)."""
+def has_exclude_perf_counters(root: Path) -> bool:
+    """Whether this Ceph's prometheus module has the option that leaves per-daemon counters to ceph-exporter
+    (Reef on). Read from the module the lab's mgrs run (a feature, not a release name): `enable` runs before
+    any mgr has told the mon which options its modules have."""
     try:
-        ceph("config", "help", name)
-    except CephCommandError:
+        return EXCLUDE_PERF_COUNTERS in (root / CEPH_PROMETHEUS_PY).read_text(errors="replace")
+    except OSError:
         return False
-    return True
 
 
-def _per_mgr_ports(ceph: Ceph, module: str, ports: dict[str, int]) -> None:
-    for mgr, port in ports.items():
-        ceph("config", "set", "mgr", f"mgr/{module}/{mgr}/server_port", str(port), as_json=False)
+def _set(ceph: Ceph, option: str, value: str) -> None:
+    """`config set mgr <option>`, forced: before a mgr has run, the mon knows no module's options and refuses
+    them unforced (EINVAL). The mgr reads its modules' options from the mon's config store (its kv
+    subscription) whether the mon knew them or not."""
+    ceph("config", "set", "mgr", option, value, "--force", as_json=False)
 
 
-def enable(ceph: Ceph, catalogue: Catalogue) -> None:
-    """Configure and enable perfwatch, then Ceph's prometheus module (on the lab's core address)."""
+def enable(ceph: Ceph, catalogue: Catalogue, root: Path) -> None:
+    """Before any mgr starts: perfwatch's and Ceph's prometheus module's options, the TLS material, and both
+    modules enabled (forced: no mgr has listed them yet), so the first active mgr starts them configured,
+    on the lab's core address only, and never respawns to load them. Enabling them under a running mgr
+    respawned it once per module (about 10 s each time until it was active again)."""
     module = bootstrap.MODULE_NAME
-    for name in (module, CEPH_PROMETHEUS):
-        listed = functools.partial(probes.module_listed, ceph, name)
-        wait_for(listed, 60, f"the active mgr to list the {name} module", 0.5)
     address = catalogue.topo.core_address  # both modules listen there only, not on every address
-    _per_mgr_ports(ceph, module, catalogue.module_ports())
-    ceph("config", "set", "mgr", f"mgr/{module}/server_addr", address, as_json=False)
-    ceph("config", "set", "mgr", f"mgr/{module}/collect_interval", str(COLLECT_INTERVAL), as_json=False)
+    settings = {f"mgr/{module}/{mgr}/server_port": str(port) for mgr, port in catalogue.module_ports().items()}
+    settings[f"mgr/{module}/server_addr"] = address
+    settings[f"mgr/{module}/collect_interval"] = str(COLLECT_INTERVAL)
     if catalogue.config.exporter_counters:  # the host exporters read them, with --daemon-counters
-        ceph("config", "set", "mgr", f"mgr/{module}/daemon_counters_source", "exporters", as_json=False)
-    tls = catalogue.tls
-    if tls is not None:
-        secure_before_enable(ceph, tls)
-    ceph("mgr", "module", "enable", module, as_json=False)
-    if tls is not None:
-        secure_after_enable(ceph, tls)
-    _per_mgr_ports(ceph, CEPH_PROMETHEUS, catalogue.ceph_metrics_ports())
-    if has_option(ceph, f"mgr/{CEPH_PROMETHEUS}/{EXCLUDE_PERF_COUNTERS}"):
+        settings[f"mgr/{module}/daemon_counters_source"] = "exporters"
+    for mgr, port in catalogue.ceph_metrics_ports().items():
+        settings[f"mgr/{CEPH_PROMETHEUS}/{mgr}/server_port"] = str(port)
+    if has_exclude_perf_counters(root):
         # Reef on: the module leaves per-daemon perf counters to ceph-exporter, which Debian does not ship.
         # The lab has none, so the module exports them, as Pacific's does (the rules read either).
-        ceph("config", "set", "mgr", f"mgr/{CEPH_PROMETHEUS}/{EXCLUDE_PERF_COUNTERS}", "false", as_json=False)
-    ceph("config", "set", "mgr", f"mgr/{CEPH_PROMETHEUS}/server_addr", address, as_json=False)
-    ceph("mgr", "module", "enable", CEPH_PROMETHEUS, as_json=False)
+        settings[f"mgr/{CEPH_PROMETHEUS}/{EXCLUDE_PERF_COUNTERS}"] = "false"
+    settings[f"mgr/{CEPH_PROMETHEUS}/server_addr"] = address
+    for option, value in settings.items():
+        _set(ceph, option, value)
+    if catalogue.tls is not None:
+        secure_before_enable(ceph, catalogue.tls)
+    for name in (module, CEPH_PROMETHEUS):
+        ceph("mgr", "module", "enable", name, "--force", as_json=False)
+
+
+def check_enabled(ceph: Ceph, catalogue: Catalogue) -> None:
+    """Once a mgr is active: it has both modules, enabled (LabError if it says it cannot run one), and, in
+    a secure lab, perfwatch has the client CA and the password."""
+    for name in (bootstrap.MODULE_NAME, CEPH_PROMETHEUS):
+        runs = functools.partial(probes.module_runs, ceph, name)
+        wait_for(runs, 60, f"the active mgr to have the {name} module, enabled", 0.5)
+    if catalogue.tls is not None:
+        secure_after_enable(ceph, catalogue.tls)
 
 
 def secure_before_enable(ceph: Ceph, tls: LabTls) -> None:
@@ -69,7 +84,7 @@ def secure_before_enable(ceph: Ceph, tls: LabTls) -> None:
     module = bootstrap.MODULE_NAME
     ceph("config-key", "set", f"mgr/{module}/crt", "-i", str(tls.server.cert), as_json=False)
     ceph("config-key", "set", f"mgr/{module}/key", "-i", str(tls.server.key), as_json=False)
-    ceph("config", "set", "mgr", f"mgr/{module}/ssl", "true", as_json=False)
+    _set(ceph, f"mgr/{module}/ssl", "true")
 
 
 def secure_after_enable(ceph: Ceph, tls: LabTls) -> None:
@@ -109,8 +124,8 @@ def mgr_makes_its_pool(root: Path) -> bool:
 def mgr_pool_made(ceph: Ceph, ask: bool = True) -> bool:
     """Whether the mgr has made its own pool; when not, and `ask`, ask devicehealth to make it.
     Pacific's devicehealth makes device_health_metrics only on an OSD map change once enough OSDs are up,
-    or when it scrapes: after the restart that enabling modules causes, with every OSD already up, that
-    can be never. A scrape (`ceph device scrape-health-metrics`) makes the pool when it is missing.
+    or when it scrapes: for a mgr that starts with every OSD already up (a restart, a failover), that can
+    be never. A scrape (`ceph device scrape-health-metrics`) makes the pool when it is missing.
     From Reef on the mgr makes .mgr itself some 10 s after the active mgr (re)starts (mgr_makes_its_pool),
     which can be after every other PG is clean: a lab that reported ready before then had a new pool's PG
     appear under its first test. There it must not be asked: on Reef 18.2.7 (Python 3.13) the scrape
@@ -129,9 +144,10 @@ def mgr_pool_made(ceph: Ceph, ask: bool = True) -> bool:
 
 def tag_mgr_pools(ceph: Ceph) -> list[str]:
     """Give the mgr's own pool its application when it has none; returns what was done. Enabling modules
-    restarts the active mgr; on Tentacle a restart between its `osd pool create .mgr` and `osd pool
-    application enable .mgr mgr` leaves the pool untagged for good (the next mgr sees it exists), and
-    POOL_APP_NOT_ENABLED appears once the pool holds objects (seen after a later failover)."""
+    under a running mgr restarts it (`up` enables them before one starts); on Tentacle a restart between
+    its `osd pool create .mgr` and `osd pool application enable .mgr mgr` leaves the pool untagged for good
+    (the next mgr sees it exists), and POOL_APP_NOT_ENABLED appears once the pool holds objects (seen after
+    a later failover)."""
     done = []
     for pool in ceph("osd", "pool", "ls", "detail"):
         app = MGR_POOLS.get(pool["pool_name"])

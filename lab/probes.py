@@ -47,12 +47,14 @@ def active_mgr(ceph: Ceph) -> str | None:
     return stat.get("active_name") if stat and stat.get("available") else None
 
 
-def module_listed(ceph: Ceph, module: str) -> bool:
-    """The active mgr lists `module`, enabled or not; LabError if it says it cannot run it."""
-    ls = ceph("mgr", "module", "ls", timeout=10)
-    if module in ls.get("enabled_modules", []):
-        return True
-    for mod in ls.get("disabled_modules", []):
+def module_runs(ceph: Ceph, module: str) -> bool:
+    """The active mgr has `module` (among the available modules its beacon reported) and the mgr map has it
+    enabled; LabError if the mgr says it cannot run it. A forced `mgr module enable` is taken for a module
+    no mgr has (the mon has not heard of it), so the map alone does not show that it runs."""
+    dump = ceph("mgr", "dump", timeout=10)
+    if not dump.get("available") or module not in dump.get("modules", []):
+        return False
+    for mod in dump.get("available_modules", []):
         if mod.get("name") == module:
             if not mod.get("can_run", True):
                 raise LabError(f"the mgr cannot run {module}: {mod.get('error_string')}")

@@ -31,14 +31,19 @@ def test_active_mgr_only_once_available() -> None:
     assert probes.active_mgr(FakeCeph({"mgr stat": {"active_name": "x", "available": True}})) == "x"
 
 
-def test_module_listed_enabled_or_runnable_and_an_error_when_it_cannot_run() -> None:
-    assert probes.module_listed(FakeCeph({"mgr module ls": {"enabled_modules": ["perfwatch"]}}), "perfwatch")
-    ls = {"enabled_modules": [], "disabled_modules": [{"name": "perfwatch", "can_run": True}]}
-    assert probes.module_listed(FakeCeph({"mgr module ls": ls}), "perfwatch")
-    assert not probes.module_listed(FakeCeph({"mgr module ls": {"enabled_modules": []}}), "perfwatch")
-    broken = {"disabled_modules": [{"name": "perfwatch", "can_run": False, "error_string": "No module named x"}]}
+def test_a_module_runs_once_the_active_mgr_has_it_and_the_map_enables_it_and_an_error_when_it_cannot() -> None:
+    def dump(available: bool, modules: list[str], *have: dict) -> FakeCeph:
+        return FakeCeph({"mgr dump": {"available": available, "modules": modules, "available_modules": list(have)}})
+
+    runnable = {"name": "perfwatch", "can_run": True}
+    assert probes.module_runs(dump(True, ["iostat", "perfwatch"], runnable), "perfwatch")
+    assert not probes.module_runs(dump(False, ["perfwatch"], runnable), "perfwatch")  # no active mgr yet
+    assert not probes.module_runs(dump(True, ["iostat"], runnable), "perfwatch")  # not enabled
+    # enabled with --force, but no mgr has it (a module missing from the image or the module path)
+    assert not probes.module_runs(dump(True, ["perfwatch"], {"name": "iostat", "can_run": True}), "perfwatch")
+    broken = {"name": "perfwatch", "can_run": False, "error_string": "No module named x"}
     with pytest.raises(LabError, match="the mgr cannot run perfwatch: No module named x"):
-        probes.module_listed(FakeCeph({"mgr module ls": broken}), "perfwatch")
+        probes.module_runs(dump(True, ["perfwatch"], broken), "perfwatch")
 
 
 def test_osds_up_and_in() -> None:

@@ -378,3 +378,58 @@ def test_whether_the_mgr_makes_its_pool_unasked_is_read_from_the_mgr_module_it_r
     assert mgrmodules.mgr_makes_its_pool(tmp_path)
     assert (Path("/") / mgrmodules.MGR_MODULE_PY).exists(), "make deps installs this machine's Ceph"
     assert not mgrmodules.mgr_makes_its_pool(Path("/")), "this machine's Ceph, Pacific 16.2, must be asked"
+
+
+# ----- the mgr modules, enabled before a mgr starts -----------------------------------------------------
+
+
+def test_the_modules_are_configured_then_enabled_all_forced_before_any_mgr_runs(tmp_path: Path) -> None:
+    """No mgr has told the mon of its modules' options yet, so each `config set` is forced (unforced, the
+    mon refuses an option it does not know); both modules are enabled last, forced, once every option and
+    the TLS material are in place, so the first mgr starts them configured and never serves plain HTTP or
+    listens on its default address."""
+    from lab import mgrmodules
+
+    config = LabConfig(directory=tmp_path, hosts=3, secure=True, exporter_counters=True)
+    catalogue = Catalogue(config, plan(config), "fsid")
+    calls: list[tuple[str, ...]] = []
+
+    def ceph(*args: str, timeout: float = 30.0, as_json: bool = True) -> object:
+        calls.append(args)
+        return ""
+
+    mgrmodules.enable(ceph, catalogue, tmp_path)  # a root whose prometheus module has no exclude option
+    sets = {c[3]: c[4] for c in calls if c[:3] == ("config", "set", "mgr")}
+    assert all(c[-1] == "--force" for c in calls if c[:2] == ("config", "set")), calls
+    address = catalogue.topo.core_address
+    assert sets["mgr/perfwatch/server_addr"] == address and sets["mgr/prometheus/server_addr"] == address
+    for mgr, port in catalogue.module_ports().items():
+        assert sets[f"mgr/perfwatch/{mgr}/server_port"] == str(port)
+    for mgr, port in catalogue.ceph_metrics_ports().items():
+        assert sets[f"mgr/prometheus/{mgr}/server_port"] == str(port)
+    assert sets["mgr/perfwatch/collect_interval"] == str(mgrmodules.COLLECT_INTERVAL)
+    assert sets["mgr/perfwatch/daemon_counters_source"] == "exporters" and sets["mgr/perfwatch/ssl"] == "true"
+    assert "mgr/prometheus/exclude_perf_counters" not in sets  # Pacific's module has no such option
+    enables = [c for c in calls if c[:3] == ("mgr", "module", "enable")]
+    assert enables == [("mgr", "module", "enable", m, "--force") for m in ("perfwatch", "prometheus")]
+    assert calls[-2:] == enables, "both modules are enabled after every option and the key are set"
+    assert {c[2] for c in calls if c[:2] == ("config-key", "set")} == {"mgr/perfwatch/crt", "mgr/perfwatch/key"}
+
+
+def test_whether_the_prometheus_module_can_leave_daemon_counters_out_is_read_from_its_source(tmp_path: Path) -> None:
+    """Reef's and Tentacle's prometheus module has `exclude_perf_counters`, which the lab turns off (it runs
+    no ceph-exporter); Pacific's has not, and is sent no option it does not know."""
+    from lab import mgrmodules
+
+    assert not mgrmodules.has_exclude_perf_counters(tmp_path)
+    path = tmp_path / mgrmodules.CEPH_PROMETHEUS_PY
+    path.parent.mkdir(parents=True)
+    path.write_text("class Module(MgrModule):\n    MODULE_OPTIONS = [Option(name='server_addr')]\n")
+    assert not mgrmodules.has_exclude_perf_counters(tmp_path)
+    path.write_text("class Module(MgrModule):\n    MODULE_OPTIONS = [Option(name='exclude_perf_counters')]\n")
+    assert mgrmodules.has_exclude_perf_counters(tmp_path)
+    sent: list[tuple[str, ...]] = []
+    config = LabConfig(directory=tmp_path / "lab", hosts=1)
+    mgrmodules.enable(lambda *a, **_: sent.append(a), Catalogue(config, plan(config), "fsid"), tmp_path)
+    assert ("config", "set", "mgr", "mgr/prometheus/exclude_perf_counters", "false", "--force") in sent
+    assert not mgrmodules.has_exclude_perf_counters(Path("/")), "this machine's Ceph, Pacific 16.2, has not"
