@@ -13,10 +13,9 @@ from typing import Any
 import pytest
 
 from .alert_checks import ROWS
-from .labutil import REPO, LabHandle, leftovers, run_lab, snapshot
+from .labutil import RELEASE, REPO, LabHandle, leftovers, run_lab, snapshot
 
 SESSION_LAB_DIR = Path(os.environ.get("PERFWATCH_TEST_LAB_DIR", REPO / ".lab-test")).resolve()
-RELEASE = os.environ.get("PERFWATCH_TEST_RELEASE") or "pacific"
 SESSION_LAB_ARGS = (
     "--hosts", "3", "--name", "pwtest", "--subnet-index", "1", "--osd-size", "6", "--cluster-network",
     "--mon-port", "13300", "--rgw-port", "17480", "--module-port", "19284",

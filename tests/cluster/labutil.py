@@ -22,6 +22,7 @@ from lab.state import LabState
 from lab.topology import plan
 
 REPO = Path(__file__).resolve().parents[2]
+RELEASE = os.environ.get("PERFWATCH_TEST_RELEASE") or "pacific"  # the session lab's, and side labs' unless told
 EBUSY = 16  # the exit code of a command the module refuses for now (a run of that kind in progress)
 
 
@@ -182,11 +183,15 @@ def port_flags(base: int) -> list[str]:
 
 @contextlib.contextmanager
 def side_lab(name: str, *args: str, timeout: float = 300) -> Iterator[tuple[Path, str]]:
-    """A small lab (1 host, 1 OSD) beside the session lab, on ports of its own, in a folder of its own:
-    yields that folder and what `up` printed; `down` after (asserted only when the test passed, so a
-    failure is reported as itself)."""
+    """A small lab (1 host, 1 OSD) beside the session lab, on ports of its own, in a folder of its own, of
+    the session's release unless `args` name one (--release, or --rootfs: the release it holds): yields
+    that folder and what `up` printed; `down` after (asserted only when the test passed, so a failure is
+    reported as itself). Without the default, a test marked every_release ran a Pacific side lab on each
+    release's run (the probe coverage test did until 2026-12-02)."""
     directory = Path(tempfile.mkdtemp(prefix=f"{name}-"))
     flags = port_flags(free_ports(10))
+    if not {"--release", "--rootfs"} & set(args):
+        flags += ["--release", RELEASE]
     started = time.monotonic()
     passed = False
     try:

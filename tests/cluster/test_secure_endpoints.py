@@ -18,7 +18,6 @@ import pytest
 from lab import security
 from lab.cluster import Lab
 
-from .conftest import RELEASE
 from .labutil import side_lab, wait_until
 
 pytestmark = [pytest.mark.own_lab, pytest.mark.every_release]  # the module's TLS runs on each release's Python
@@ -51,7 +50,7 @@ def refused(body: bytes, family: str) -> dict[str, float]:
 
 
 def test_a_secure_lab_is_scraped_over_tls_with_auth_and_wrong_clients_are_refused() -> None:
-    with side_lab("pwsec", "--secure", "--release", RELEASE) as (directory, _):
+    with side_lab("pwsec", "--secure") as (directory, _):
         handle = Lab.open(directory)
         tls = handle.catalogue.tls
         assert tls is not None
