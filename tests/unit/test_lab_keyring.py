@@ -41,6 +41,7 @@ def test_tentacle_keys_are_type_2_with_32_byte_secrets_and_their_format_is_read_
         base64.b64encode(b"short").decode(),
         keyring.make_key()[:-8],
     ],
+    ids=["empty", "not-base64", "unknown-type-3", "too-short", "cut-short"],  # fixed: the keys are random
 )
 def test_a_key_that_is_not_one_is_refused(text: str) -> None:
     with pytest.raises(ValueError, match="not a cephx key"):
