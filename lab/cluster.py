@@ -258,12 +258,14 @@ class Lab:
         first, *standbys = config.mgrs
         self._start(f"mgr.{first}")
         wait_for(functools.partial(probes.active_mgr, self.ceph), 60, f"mgr.{first} to become active", 0.5)
+        mgrmodules.check_enabled(self.ceph, catalogue, root)  # in a secure lab: client CA and password set now
         for mgr in standbys:  # after the first is active, so that one is the active mgr
             self._start(f"mgr.{mgr}")
         for name in catalogue.exporter_names() + list(monitoring.NAMES):
             self._start(name)
-        step("daemons, exporters, Alertmanager and Prometheus started; the active mgr runs both modules")
-        mgrmodules.check_enabled(self.ceph, catalogue)
+        step(
+            "the active mgr has both modules and their options; daemons, exporters, Alertmanager and Prometheus started"
+        )
         step("waiting for all OSDs up and in, RGW answering, the mgr's own pool made, every PG active+clean, HEALTH_OK")
         wait_for(functools.partial(probes.osds_up_in, self.ceph, config.osds), 120, f"{config.osds} OSDs up and in")
         rgw = catalogue.rgw_url()

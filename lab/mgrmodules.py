@@ -12,6 +12,7 @@ from pathlib import Path
 
 from . import bootstrap, probes
 from .cephcli import Ceph, CephCommandError
+from .config import LabError
 from .daemons import Catalogue
 from .probes import wait_for
 from .security import USER, LabTls
@@ -36,55 +37,78 @@ def has_exclude_perf_counters(root: Path) -> bool:
 
 def _set(ceph: Ceph, option: str, value: str) -> None:
     """`config set mgr <option>`, forced: before a mgr has run, the mon knows no module's options and refuses
-    them unforced (EINVAL). The mgr reads its modules' options from the mon's config store (its kv
-    subscription) whether the mon knew them or not."""
+    them unforced (EINVAL). The mon stores a forced one all the same (level `unknown` until a mgr declares
+    it) and sends it with the rest of the mgr's configuration, so the module reads it at its first start."""
     ceph("config", "set", "mgr", option, value, "--force", as_json=False)
 
 
-def enable(ceph: Ceph, catalogue: Catalogue, root: Path) -> None:
-    """Before any mgr starts: perfwatch's and Ceph's prometheus module's options, the TLS material, and both
-    modules enabled (forced: no mgr has listed them yet), so the first active mgr starts them configured,
-    on the lab's core address only, and never respawns to load them. Enabling them under a running mgr
-    respawned it once per module (about 10 s each time until it was active again)."""
+def settings(catalogue: Catalogue, root: Path) -> dict[str, str]:
+    """The lab's options of perfwatch and of Ceph's prometheus module: a port per mgr, the core address
+    only, the lab's collection interval, the counters' source, ssl in a secure lab."""
     module = bootstrap.MODULE_NAME
     address = catalogue.topo.core_address  # both modules listen there only, not on every address
-    settings = {f"mgr/{module}/{mgr}/server_port": str(port) for mgr, port in catalogue.module_ports().items()}
-    settings[f"mgr/{module}/server_addr"] = address
-    settings[f"mgr/{module}/collect_interval"] = str(COLLECT_INTERVAL)
+    out = {f"mgr/{module}/{mgr}/server_port": str(port) for mgr, port in catalogue.module_ports().items()}
+    out[f"mgr/{module}/server_addr"] = address
+    out[f"mgr/{module}/collect_interval"] = str(COLLECT_INTERVAL)
     if catalogue.config.exporter_counters:  # the host exporters read them, with --daemon-counters
-        settings[f"mgr/{module}/daemon_counters_source"] = "exporters"
+        out[f"mgr/{module}/daemon_counters_source"] = "exporters"
+    if catalogue.tls is not None:  # with the certificate and key set first, it never serves plain HTTP
+        out[f"mgr/{module}/ssl"] = "true"
     for mgr, port in catalogue.ceph_metrics_ports().items():
-        settings[f"mgr/{CEPH_PROMETHEUS}/{mgr}/server_port"] = str(port)
+        out[f"mgr/{CEPH_PROMETHEUS}/{mgr}/server_port"] = str(port)
     if has_exclude_perf_counters(root):
         # Reef on: the module leaves per-daemon perf counters to ceph-exporter, which Debian does not ship.
         # The lab has none, so the module exports them, as Pacific's does (the rules read either).
-        settings[f"mgr/{CEPH_PROMETHEUS}/{EXCLUDE_PERF_COUNTERS}"] = "false"
-    settings[f"mgr/{CEPH_PROMETHEUS}/server_addr"] = address
-    for option, value in settings.items():
-        _set(ceph, option, value)
+        out[f"mgr/{CEPH_PROMETHEUS}/{EXCLUDE_PERF_COUNTERS}"] = "false"
+    out[f"mgr/{CEPH_PROMETHEUS}/server_addr"] = address
+    return out
+
+
+def enable(ceph: Ceph, catalogue: Catalogue, root: Path) -> None:
+    """Before any mgr starts: the TLS material, the modules' options (`settings`), and both modules enabled
+    (forced: no mgr has listed them yet), so the first active mgr starts them configured, on the lab's core
+    address only, and never respawns to load them. Enabling them under a running mgr respawned it once
+    per module (about 10 s each time until it was active again)."""
     if catalogue.tls is not None:
-        secure_before_enable(ceph, catalogue.tls)
-    for name in (module, CEPH_PROMETHEUS):
+        store_certificate(ceph, catalogue.tls)
+    for option, value in settings(catalogue, root).items():
+        _set(ceph, option, value)
+    for name in (bootstrap.MODULE_NAME, CEPH_PROMETHEUS):
         ceph("mgr", "module", "enable", name, "--force", as_json=False)
 
 
-def check_enabled(ceph: Ceph, catalogue: Catalogue) -> None:
-    """Once a mgr is active: it has both modules, enabled (LabError if it says it cannot run one), and, in
-    a secure lab, perfwatch has the client CA and the password."""
+def check_enabled(ceph: Ceph, catalogue: Catalogue, root: Path) -> None:
+    """Once a mgr is active: it has both modules, enabled (LabError if it says it cannot run one); each
+    option `enable` forced is one those modules declare (a misspelt name was taken too, and the module would
+    run on its default); in a secure lab, perfwatch has the client CA and the password."""
     for name in (bootstrap.MODULE_NAME, CEPH_PROMETHEUS):
         runs = functools.partial(probes.module_runs, ceph, name)
         wait_for(runs, 60, f"the active mgr to have the {name} module, enabled", 0.5)
+    undeclared = undeclared_options(ceph("mgr", "dump"), list(settings(catalogue, root)))
+    if undeclared:
+        raise LabError(f"the mgr modules declare no option {', '.join(undeclared)} (set with --force before a mgr ran)")
     if catalogue.tls is not None:
         secure_after_enable(ceph, catalogue.tls)
 
 
-def secure_before_enable(ceph: Ceph, tls: LabTls) -> None:
-    """The certificate and key as config-keys (one of the two ways the docs give) and ssl on, before the
-    module first listens: it never serves plain HTTP."""
+def undeclared_options(mgr_dump: dict, names: list[str]) -> list[str]:
+    """Of `names` (`mgr/<module>/<option>`, or `mgr/<module>/<mgr id>/<option>` for one mgr's), those the
+    module does not declare, from the options the active mgr reported with its available modules."""
+    declared = {m.get("name"): set(m.get("module_options") or {}) for m in mgr_dump.get("available_modules", [])}
+    out = []
+    for name in names:
+        _, module, rest = name.split("/", 2)
+        if rest.rsplit("/", 1)[-1] not in declared.get(module, set()):
+            out.append(name)
+    return out
+
+
+def store_certificate(ceph: Ceph, tls: LabTls) -> None:
+    """The certificate and key as config-keys (one of the two ways the docs give), before the module first
+    listens."""
     module = bootstrap.MODULE_NAME
     ceph("config-key", "set", f"mgr/{module}/crt", "-i", str(tls.server.cert), as_json=False)
     ceph("config-key", "set", f"mgr/{module}/key", "-i", str(tls.server.key), as_json=False)
-    _set(ceph, f"mgr/{module}/ssl", "true")
 
 
 def secure_after_enable(ceph: Ceph, tls: LabTls) -> None:

@@ -433,3 +433,36 @@ def test_whether_the_prometheus_module_can_leave_daemon_counters_out_is_read_fro
     mgrmodules.enable(lambda *a, **_: sent.append(a), Catalogue(config, plan(config), "fsid"), tmp_path)
     assert ("config", "set", "mgr", "mgr/prometheus/exclude_perf_counters", "false", "--force") in sent
     assert not mgrmodules.has_exclude_perf_counters(Path("/")), "this machine's Ceph, Pacific 16.2, has not"
+
+
+def test_an_option_no_module_declares_stops_the_lab_once_its_mgr_runs(tmp_path: Path) -> None:
+    """A forced `config set` takes a misspelt name too: once the mgr has reported its modules' options (with
+    its available modules, in the mgr map), the lab names any option it set that no module declares, instead
+    of running the module on its default. A per-mgr option is the module's option of that name."""
+    from lab import mgrmodules
+
+    config = LabConfig(directory=tmp_path, hosts=1)
+    catalogue = Catalogue(config, plan(config), "fsid")
+    names = list(mgrmodules.settings(catalogue, tmp_path))
+    assert "mgr/perfwatch/x/server_port" in names and "mgr/prometheus/y/server_port" in names
+
+    def dump(perfwatch: set[str]) -> dict:
+        declared = {"perfwatch": perfwatch, "prometheus": {"server_addr", "server_port"}}
+        modules = [{"name": m, "can_run": True, "module_options": {o: {"name": o} for o in opts}}
+                   for m, opts in declared.items()]  # fmt: skip
+        return {"available": True, "modules": list(declared), "available_modules": modules}
+
+    def ceph_with(answer: dict) -> Callable[..., object]:
+        def ceph(*args: str, timeout: float = 30.0, as_json: bool = True) -> object:
+            assert args == ("mgr", "dump"), args
+            return answer
+
+        return ceph
+
+    perfwatch = {"server_addr", "server_port", "collect_interval", "history_limit"}
+    mgrmodules.check_enabled(ceph_with(dump(perfwatch)), catalogue, tmp_path)
+    with pytest.raises(LabError, match="declare no option mgr/perfwatch/collect_interval "):
+        mgrmodules.check_enabled(ceph_with(dump(perfwatch - {"collect_interval"})), catalogue, tmp_path)
+    undeclared = mgrmodules.undeclared_options(dump(perfwatch - {"server_port"}), names)
+    assert undeclared == ["mgr/perfwatch/x/server_port", "mgr/perfwatch/y/server_port"]
+    assert mgrmodules.undeclared_options({"available_modules": []}, ["mgr/nosuch/opt"]) == ["mgr/nosuch/opt"]
