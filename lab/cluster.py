@@ -258,11 +258,11 @@ class Lab:
         first, *standbys = config.mgrs
         self._start(f"mgr.{first}")
         wait_for(functools.partial(probes.active_mgr, self.ceph), 60, f"mgr.{first} to become active", 0.5)
-        mgrmodules.check_enabled(self.ceph, catalogue, root)  # in a secure lab: client CA and password set now
-        for mgr in standbys:  # after the first is active, so that one is the active mgr
-            self._start(f"mgr.{mgr}")
-        for name in catalogue.exporter_names() + list(monitoring.NAMES):
+        for name in catalogue.exporter_names() + list(monitoring.NAMES):  # they start while the mgr loads
             self._start(name)
+        mgrmodules.check_enabled(self.ceph, catalogue, root)  # in a secure lab: client CA and password set now
+        for mgr in standbys:  # the first is the active mgr; in a secure lab, a standby starts with its client CA
+            self._start(f"mgr.{mgr}")
         step(
             "the active mgr has both modules and their options; daemons, exporters, Alertmanager and Prometheus started"
         )

@@ -1,5 +1,6 @@
 """The lab CLI's answers to bad input: one line, no stack trace, nothing created."""
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -31,6 +32,26 @@ def test_down_without_a_lab_is_a_no_op(tmp_path: Path) -> None:
     proc = lab("--dir", str(tmp_path / "none"), "down")
     assert proc.returncode == 0
     assert "nothing to do" in proc.stdout
+
+
+def test_a_reader_that_stops_reading_gets_no_stack_trace(tmp_path: Path) -> None:
+    """`python3 -m lab status | head -2`: the pipe closes before the lab has printed all; it stops quietly."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader is gone before anything is written
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "lab", "--dir", str(tmp_path / "none"), "down"],
+            cwd=REPO,
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    finally:
+        os.close(write_end)
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr == "", proc.stderr
 
 
 def test_unknown_daemon_names_the_choices(tmp_path: Path) -> None:

@@ -364,18 +364,26 @@ def test_the_lab_waits_for_the_mgrs_own_pool_by_either_of_its_names_and_asks_dev
     assert calls == [("osd", "pool", "ls")]
 
 
+def _detected_from_source(root: Path, source: Path, detect: Callable[[Path], bool], without: str, with_it: str) -> None:
+    """`detect` reads a feature from the file `source` of a release's root: not there, in a root without
+    that file, nor in one whose file lacks it (`without`); there, in one whose file has it (`with_it`)."""
+    assert not detect(root)
+    path = root / source
+    path.parent.mkdir(parents=True)
+    path.write_text(without)
+    assert not detect(root)
+    path.write_text(with_it)
+    assert detect(root)
+
+
 def test_whether_the_mgr_makes_its_pool_unasked_is_read_from_the_mgr_module_it_runs(tmp_path: Path) -> None:
     """Reef's and Tentacle's mgr_module.py name the mgr's own pool (MGR_POOL_NAME, `.mgr`); Pacific's does
     not; a root without one (or unreadable) is taken for one that must be asked."""
     from lab import mgrmodules
 
-    assert not mgrmodules.mgr_makes_its_pool(tmp_path)
-    path = tmp_path / mgrmodules.MGR_MODULE_PY
-    path.parent.mkdir(parents=True)
-    path.write_text("class MgrModule:\n    PERFCOUNTER_TIME = 1\n")
-    assert not mgrmodules.mgr_makes_its_pool(tmp_path)
-    path.write_text('class MgrModule:\n    MGR_POOL_NAME = ".mgr"\n')
-    assert mgrmodules.mgr_makes_its_pool(tmp_path)
+    without = "class MgrModule:\n    PERFCOUNTER_TIME = 1\n"
+    with_it = 'class MgrModule:\n    MGR_POOL_NAME = ".mgr"\n'
+    _detected_from_source(tmp_path, mgrmodules.MGR_MODULE_PY, mgrmodules.mgr_makes_its_pool, without, with_it)
     assert (Path("/") / mgrmodules.MGR_MODULE_PY).exists(), "make deps installs this machine's Ceph"
     assert not mgrmodules.mgr_makes_its_pool(Path("/")), "this machine's Ceph, Pacific 16.2, must be asked"
 
@@ -421,13 +429,10 @@ def test_whether_the_prometheus_module_can_leave_daemon_counters_out_is_read_fro
     no ceph-exporter); Pacific's has not, and is sent no option it does not know."""
     from lab import mgrmodules
 
-    assert not mgrmodules.has_exclude_perf_counters(tmp_path)
-    path = tmp_path / mgrmodules.CEPH_PROMETHEUS_PY
-    path.parent.mkdir(parents=True)
-    path.write_text("class Module(MgrModule):\n    MODULE_OPTIONS = [Option(name='server_addr')]\n")
-    assert not mgrmodules.has_exclude_perf_counters(tmp_path)
-    path.write_text("class Module(MgrModule):\n    MODULE_OPTIONS = [Option(name='exclude_perf_counters')]\n")
-    assert mgrmodules.has_exclude_perf_counters(tmp_path)
+    without = "class Module(MgrModule):\n    MODULE_OPTIONS = [Option(name='server_addr')]\n"
+    with_it = "class Module(MgrModule):\n    MODULE_OPTIONS = [Option(name='exclude_perf_counters')]\n"
+    detect = mgrmodules.has_exclude_perf_counters
+    _detected_from_source(tmp_path, mgrmodules.CEPH_PROMETHEUS_PY, detect, without, with_it)
     sent: list[tuple[str, ...]] = []
     config = LabConfig(directory=tmp_path / "lab", hosts=1)
     mgrmodules.enable(lambda *a, **_: sent.append(a), Catalogue(config, plan(config), "fsid"), tmp_path)
