@@ -24,6 +24,10 @@ Then: the series each recording rule adds, rule errors, the alerts (pending: the
 
 Usage: python3 bench/rule_cost.py [--osds 1000 10000] [--osds-per-host 24] [--evaluations 3] [--detail] [--keep DIR]
                                   [--counters-from module|exporters] [--no-baselines] [--repeats 5]
+                                  [--prometheus PATH]
+--prometheus runs another release than Debian's 2.42 on PATH, e.g. Debian forky's 3.5 LTS, unpacked without
+installing it: `dpkg-deb -x prometheus_3.5.3+ds1-6_amd64.deb DIR` (from deb.debian.org's pool/main/p/prometheus),
+then --prometheus DIR/usr/bin/prometheus.
 About 9 minutes at 1,000 OSDs and 12 at 10,000 (1.35 M input series: Prometheus near 10 GiB, this script
 about 1 GiB). A promtool backfill would save the 5 m fill, but at 10,000 OSDs it writes 7 GB of OpenMetrics
 and takes about as long. Runs niced (--nice); a Ceph lab beside it slows it (the load average is printed).
@@ -63,6 +67,7 @@ REPO = Path(__file__).resolve().parent.parent
 RULES = REPO / "alerts" / "generated" / "production"
 STEP = 15  # s, the scrape interval
 REPEATS = 5  # runs of each expression alone (--repeats)
+PROMETHEUS = "prometheus"  # the binary (--prometheus): on PATH unless told
 UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400}
 
 Group = dict[str, Any]  # one group as /api/v1/rules returns it
@@ -177,7 +182,7 @@ class Prometheus:
         self.log = (workdir / "prometheus.log").open("wb")
         self.proc = subprocess.Popen(
             [
-                "prometheus",
+                PROMETHEUS,
                 f"--config.file={self.config}",
                 f"--storage.tsdb.path={workdir / 'data'}",
                 f"--web.listen-address=127.0.0.1:{self.port}",
@@ -439,7 +444,7 @@ def run(
 
 
 def main() -> int:
-    global REPEATS
+    global REPEATS, PROMETHEUS
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--osds", type=int, nargs="+", default=[1000, 10000])
     parser.add_argument("--osds-per-host", type=int, default=24)
@@ -455,12 +460,20 @@ def main() -> int:
     )
     parser.add_argument("--no-baselines", action="store_true", help="the module's bench_export_baselines off")
     parser.add_argument("--repeats", type=int, default=REPEATS, help="runs of each expression alone (best of them)")
+    parser.add_argument(
+        "--prometheus",
+        metavar="PATH",
+        default=PROMETHEUS,
+        help="the Prometheus binary to run (default: prometheus on PATH, Debian's); e.g. a newer release's",
+    )
     args = parser.parse_args()
     if args.evaluations < 1:
         parser.error("--evaluations: at least 1")
-    if shutil.which("prometheus") is None:
-        print("prometheus not found (Debian: apt-get install prometheus)", file=sys.stderr)
+    found = shutil.which(args.prometheus)
+    if found is None:
+        print(f"{args.prometheus}: no such executable (Debian: apt-get install prometheus)", file=sys.stderr)
         return 1
+    PROMETHEUS = found
     os.nice(args.nice)  # a Ceph lab may share the machine; Prometheus inherits it
     print(f"load average {load()}; {os.cpu_count()} CPUs; Prometheus {prometheus_version()}")
     if args.repeats < 1:
@@ -480,7 +493,7 @@ def main() -> int:
 
 
 def prometheus_version() -> str:
-    out = subprocess.run(["prometheus", "--version"], capture_output=True, text=True, check=False)
+    out = subprocess.run([PROMETHEUS, "--version"], capture_output=True, text=True, check=False)
     found = re.search(r"version (\S+)", out.stdout + out.stderr)
     return found.group(1) if found else "?"
 

@@ -17,7 +17,10 @@ per OSD. The host exporter says which devices lie beneath each OSD and their kin
 each of the host's addresses (every OSD of a host has the host's public and cluster address). With
 counters_from="exporters" (the module's daemon_counters_source) each OSD's daemon counters, daemon_up and
 fetch errors come from its host's exporter instead (job perfwatch-host, with its hostname), and with
-baselines off (bench_export_baselines) no result has a baseline beside it.
+baselines off (bench_export_baselines) no result has a baseline beside it. Whose load is on (load_attribution,
+off by default: its rules' cost counts), with its defaults: per pool and busiest client cluster-wide, and
+per OSD its totals and busiest pools and clients for as many OSDs as load_osd_series_max holds (1,000 of 20
+series each), the saturated ones among them.
 
 Every series is a straight line: value(t) = base + slope * (t - t_ref). Counters have a slope (their rate),
 gauges none (last_collection_timestamp_seconds has slope 1). Most OSDs, devices, hosts and NICs are healthy
@@ -36,8 +39,17 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(1, str(Path(__file__).resolve().parent.parent / "mgr_module"))  # the module's load defaults
 
 from alerts.profiles import PRODUCTION, Profile
+from perfwatch.options import LOAD_OPTIONS
+
+# load_attribution on, with its defaults: per-OSD load series of the busiest OSDs up to the cap
+LOAD_DEFAULTS = {spec["name"]: spec["default"] for spec in LOAD_OPTIONS}
+LOAD_TOP_CLIENTS, LOAD_TOP_PER_OSD = LOAD_DEFAULTS["load_top_clients"], LOAD_DEFAULTS["load_top_per_osd"]
+LOAD_SERIES_PER_OSD = 4 * (1 + 2 * LOAD_TOP_PER_OSD)  # (ops, bytes) x (read, write): its totals, pools, clients
+LOAD_OSDS_MAX = LOAD_DEFAULTS["load_osd_series_max"] // LOAD_SERIES_PER_OSD
+LOAD_OPS = ("read", "write")
 
 Line = tuple[str, float, float]  # series text (name{labels}), value at t_ref, increase per second
 
@@ -186,6 +198,16 @@ class SyntheticCluster:
         for h in self.hosts[:RGWS]:
             self._rgw(h)
         self._cluster_level()
+        # Whose load: the busiest OSDs keep their per-OSD load series (the saturated ones are the busiest)
+        gone = down | failing
+        saturated = (
+            media_sat | slow_device | db_slow | cg_sat
+            | {o for h in cpu_sat_hosts for o in host_osds[h]}
+            | {o for h in net_sat for o in host_osds[h] if o not in down}
+        )  # fmt: skip
+        busiest = sorted(saturated - gone) + [o for o in range(n) if o not in saturated and o not in gone]
+        loaded = busiest[:LOAD_OSDS_MAX]
+        self._load(loaded, n - len(gone) - len(loaded))
 
         on_hosts = lambda hs: sum(len(host_osds[h]) for h in hs)  # noqa: E731
         verdict = 'count(osd:ceph_perfwatch_saturation:verdict{{resource="{}"}} == 1)'
@@ -218,6 +240,16 @@ class SyntheticCluster:
                 len(onode),
             ),
             ("regressions", "count(cluster:ceph_perfwatch_bench_regression:bool == 1)", len(regressed)),
+            (
+                "load: OSDs' busiest pools",
+                "count(osd:ceph_perfwatch_load_pool_ops:ratio)",
+                LOAD_TOP_PER_OSD * len(loaded),
+            ),
+            (
+                "load: saturated OSDs' busiest clients",
+                "count(osd:ceph_perfwatch_saturated_load_client_ops:ratio)",
+                LOAD_TOP_PER_OSD * len(set(loaded) & saturated),
+            ),
             (
                 "bucket index slow",
                 f"count(cluster:ceph_perfwatch_bucket_index_latency:seconds >= {p.bucket_index_latency_seconds})",
@@ -531,6 +563,36 @@ class SyntheticCluster:
             labels = {**ceph, "pool_id": str(pool)}
             self._add("ceph", "ceph_pool_stored", labels, stored * weight / sum(weights))
             self._add("ceph", "ceph_pool_stored_raw", labels, 3 * stored * weight / sum(weights))
+
+    def _load(self, loaded: list[int], left_out: int) -> None:
+        """The module's load series (load_attribution on, its defaults): per pool and per busiest client
+        cluster-wide, and for each OSD of `loaded` its totals and its busiest pools and clients; `left_out`
+        OSDs with client I/O got none (load_osd_series_max reached)."""
+        rng = self._rng
+        mod = {"job": "perfwatch", "instance": f"{MGRS[0]}:9284", "cluster": self.cluster}
+        pools = [f"pool-{p}" for p in range(1, POOLS + 1)]
+        clients = [f"client.{4100 + c}" for c in range(LOAD_TOP_CLIENTS)]
+        for key, name in [("pool", p) for p in pools] + [("client", c) for c in clients]:
+            for op in LOAD_OPS:
+                labels = {**mod, key: name, "op": op}
+                self._add("perfwatch", f"ceph_perfwatch_load_{key}_ops", labels, rng.uniform(100, 5000))
+                self._add("perfwatch", f"ceph_perfwatch_load_{key}_bytes", labels, rng.uniform(1e6, 5e8))
+                self._add("perfwatch", f"ceph_perfwatch_load_{key}_latency_seconds", labels, rng.uniform(0.001, 0.05))
+        for osd in loaded:
+            daemon = {**mod, "ceph_daemon": f"osd.{osd}"}
+            parts: list[tuple[str, dict[str, str]]] = [("osd", {})]
+            parts += [("osd_pool", {"pool": p}) for p in rng.sample(pools, LOAD_TOP_PER_OSD)]
+            parts += [("osd_client", {"client": c}) for c in rng.sample(clients, LOAD_TOP_PER_OSD)]
+            for family, extra in parts:
+                for op in LOAD_OPS:
+                    labels = {**daemon, **extra, "op": op}
+                    self._add("perfwatch", f"ceph_perfwatch_load_{family}_ops", labels, rng.uniform(10, 500))
+                    self._add("perfwatch", f"ceph_perfwatch_load_{family}_bytes", labels, rng.uniform(1e5, 5e7))
+        self._add("perfwatch", "ceph_perfwatch_load_window_seconds", mod, 30.0)
+        self._add("perfwatch", "ceph_perfwatch_load_osds_without_series", mod, float(left_out))
+        self._add("perfwatch", "ceph_perfwatch_load_clients_sampled_osds", mod, 0.0)
+        for query in ("pools", "clients"):
+            self._add("perfwatch", "ceph_perfwatch_load_queries", {**mod, "query": query}, 1.0)
 
     # ----- output --------------------------------------------------------------------------------------
     def exposition(self, source: str) -> Callable[[float], Iterator[bytes]]:

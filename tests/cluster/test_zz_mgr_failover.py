@@ -101,11 +101,12 @@ def _pool_applications(lab: LabHandle, name: str) -> dict:
 def test_a_scratch_pool_a_mgr_restart_left_untagged_is_tagged_by_the_next_active_mgr_and_no_older_pool_is(
     lab: LabHandle,
 ) -> None:
-    # Enabling any mgr module restarts the active mgr: the lab's own `up` (prometheus enabled right after
-    # perfwatch) cut perfwatch off between `osd pool create` and tagging the pool on Tentacle, and every
-    # later run was refused. Here the state such a restart leaves is made on purpose: the record perfwatch
-    # stores before creating a pool (the OSD map's highest pool id then), the pool made after it, untagged;
-    # beside it an untagged pool made before the record, which must stay refused and untouched.
+    # Enabling any mgr module restarts the active mgr: an operator's `mgr module enable` (as the lab's `up`
+    # did before it enabled both modules before a mgr ran) can cut perfwatch off between `osd pool create`
+    # and tagging the pool, as it did on Tentacle, and every later run was refused. Here the state such a
+    # restart leaves is made on purpose: the record perfwatch stores before creating a pool (the OSD map's
+    # highest pool id then), the pool made after it, untagged; beside it an untagged pool made before the
+    # record, which must stay refused and untouched.
     older, interrupted = "pw-untagged-older", "pw-untagged-interrupted"
     key = "mgr/perfwatch/" + versioned.PREFIX + store.POOL_CREATIONS
     lab.ceph("osd", "pool", "create", older, "8", as_json=False)

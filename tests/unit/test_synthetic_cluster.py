@@ -50,3 +50,19 @@ def test_with_the_exporters_collecting_the_counters_come_from_each_osds_host() -
 def test_an_unknown_mode_is_refused() -> None:
     with pytest.raises(ValueError, match="module or exporters"):
         SyntheticCluster(10, 24, counters_from="both")
+
+
+def test_the_per_osd_load_series_stay_within_the_modules_cap_and_the_saturated_osds_keep_theirs() -> None:
+    """Whose load, on with the module's defaults: at 10,000 OSDs the cap (load_osd_series_max) holds the
+    busiest 1,000 OSDs' series, and those are the saturated ones first (the load rules join them)."""
+    from synthetic_cluster import LOAD_DEFAULTS, LOAD_SERIES_PER_OSD
+
+    cluster = SyntheticCluster(10_000, 24)
+    per_osd = [t for t, _, _ in cluster.by_source["perfwatch"] if t.startswith("ceph_perfwatch_load_osd_")]
+    assert len(per_osd) == LOAD_DEFAULTS["load_osd_series_max"], "the cap, and no more"
+    loaded = {re.search(r'ceph_daemon="(osd\.\d+)"', t).group(1) for t in per_osd}  # type: ignore[union-attr]
+    assert len(loaded) * LOAD_SERIES_PER_OSD == len(per_osd)
+    checks = {what: expected for what, _, expected in cluster.checks}
+    assert checks["load: saturated OSDs' busiest clients"] > 0, "no saturated OSD kept its load series"
+    left = next(v for t, v, _ in cluster.by_source["perfwatch"] if t.startswith("ceph_perfwatch_load_osds_without"))
+    assert len(loaded) + left < cluster.osds, "the OSDs left out are counted, the down and failing ones not"
