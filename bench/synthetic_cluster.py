@@ -39,13 +39,15 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(1, str(Path(__file__).resolve().parent.parent / "mgr_module"))  # the module's load defaults
+sys.path.insert(1, str(Path(__file__).resolve().parent.parent / "mgr_module"))  # the module's options and load queries
 
 from alerts.profiles import PRODUCTION, Profile
-from perfwatch.options import LOAD_OPTIONS
+from perfwatch.load.queries import CLIENTS
+from perfwatch.load.queries import POOLS as POOLS_QUERY
+from perfwatch.options import defaults
 
 # load_attribution on, with its defaults: per-OSD load series of the busiest OSDs up to the cap
-LOAD_DEFAULTS = {spec["name"]: spec["default"] for spec in LOAD_OPTIONS}
+LOAD_DEFAULTS = defaults()
 LOAD_TOP_CLIENTS, LOAD_TOP_PER_OSD = LOAD_DEFAULTS["load_top_clients"], LOAD_DEFAULTS["load_top_per_osd"]
 LOAD_SERIES_PER_OSD = 4 * (1 + 2 * LOAD_TOP_PER_OSD)  # (ops, bytes) x (read, write): its totals, pools, clients
 LOAD_OSDS_MAX = LOAD_DEFAULTS["load_osd_series_max"] // LOAD_SERIES_PER_OSD
@@ -591,7 +593,7 @@ class SyntheticCluster:
         self._add("perfwatch", "ceph_perfwatch_load_window_seconds", mod, 30.0)
         self._add("perfwatch", "ceph_perfwatch_load_osds_without_series", mod, float(left_out))
         self._add("perfwatch", "ceph_perfwatch_load_clients_sampled_osds", mod, 0.0)
-        for query in ("pools", "clients"):
+        for query in (POOLS_QUERY, CLIENTS):
             self._add("perfwatch", "ceph_perfwatch_load_queries", {**mod, "query": query}, 1.0)
 
     # ----- output --------------------------------------------------------------------------------------
