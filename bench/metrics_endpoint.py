@@ -34,6 +34,7 @@ from synthetic_module import filled_board  # noqa: E402
 from lab import cephcli  # noqa: E402
 from lab.cluster import Lab  # noqa: E402
 from perfwatch.benchmarks.measurement import Measurement  # noqa: E402
+from perfwatch.collection_budget import CollectionBudget  # noqa: E402
 from perfwatch.collector import Collector, Settings  # noqa: E402
 from perfwatch.core import exposition  # noqa: E402
 from perfwatch.core.server import HttpServer  # noqa: E402
@@ -59,6 +60,21 @@ def ms(values: list[float]) -> str:
     return f"median {statistics.median(values) * 1000:.1f} ms, max {max(values) * 1000:.1f} ms"
 
 
+def budgeted(cpu: float, wall: float, interval: float = 30.0, percent: float = 5.0, passes: int = 1000) -> str:
+    """How the module's budget (collection_budget.py) spaces cycles of `cpu` s of CPU and `wall` s: passes
+    every wall + interval when collecting, every interval when not."""
+    budget, now, ran, spent = CollectionBudget(), 0.0, 0, 0.0
+    for _ in range(passes):
+        if budget.allows(now, percent):
+            budget.record(now, cpu)
+            ran, spent, now = ran + 1, spent + cpu, now + wall
+        now += interval
+    return (
+        f"with collect_cpu_budget_percent {percent:g} at collect_interval {interval:g} s: a collection on "
+        f"{ran} of {passes} passes, every {now / ran:.0f} s, {spent / now * 100:.1f} % of a core"
+    )
+
+
 def simulated(sizes: list[int], scrapes: int, source: str, baselines: bool) -> None:
     logging.basicConfig(level=logging.WARNING)
     print(
@@ -81,6 +97,7 @@ def simulated(sizes: list[int], scrapes: int, source: str, baselines: bool) -> N
         collector.collect(settings)  # the first cycle also reads the OSDs' metadata and connects
         first = time.process_time() - cpu0
         figures = {}
+        owns: list[float] = []  # the module's own measure of each cycle: collecting and command threads' CPU
         for new_map in (False, True):
             cpus, walls = [], []
             for _ in range(CYCLES):
@@ -90,7 +107,11 @@ def simulated(sizes: list[int], scrapes: int, source: str, baselines: bool) -> N
                 collector.collect(settings)
                 cpus.append(time.process_time() - cpu0)
                 walls.append(time.perf_counter() - wall0)
+                if not new_map:
+                    owns.append(collector.budget.last_cpu)
             figures[new_map] = (statistics.median(cpus), min(cpus), max(cpus), statistics.median(walls))
+        own = statistics.median(owns)
+        budget_line = budgeted(own, figures[False][3])
         tracemalloc.start()  # a second cycle, traced: tracing slows it down several times
         collector.collect(settings)
         held, peak = tracemalloc.get_traced_memory()
@@ -121,6 +142,8 @@ def simulated(sizes: list[int], scrapes: int, source: str, baselines: bool) -> N
         ]
         print(
             "\n".join(lines) + f"\n          first cycle (the OSDs' metadata read too) {first:.2f} s CPU{render}\n"
+            f"          the module's own measure of a cycle's CPU (collecting and command threads; map unchanged,"
+            f" median) {own:.2f} s; {budget_line}\n"
             f"          judging a net probe round ({2 * n} results against the baselines): {judged:.2f} s CPU\n"
             f"          {samples_out} samples; Python heap the output holds {held / 1e6:.0f} MB, peak in a cycle "
             f"{peak / 1e6:.0f} MB\n"

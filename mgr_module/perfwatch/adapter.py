@@ -54,6 +54,12 @@ class CephAdapter:
         except Busy as exc:
             raise FetchError(REASON_BUSY, exc.refusal("osd.{}".format(osd_id))) from exc
 
+    def command_cpu_seconds(self) -> float:
+        """CPU seconds the adapter's own threads have spent sending commands and reading their answers, in
+        all (what the collection costs outside the collecting thread)."""
+        pool = self.__dict__.get("_default_osd_pool")
+        return pool.cpu_seconds() if pool is not None else 0.0
+
     def rgw_counters(self) -> Dict[str, Dict[str, Dict[str, Any]]]:
         """Per RGW daemon ("rgw.<id>"), the counters the mgr holds for it: {"rgw.req": {"value": v}}."""
         raise NotImplementedError

@@ -33,9 +33,12 @@ Pure threading: no Ceph here.
 
 import collections
 import contextlib
+import math
 import threading
 import time
 from typing import Any, Callable, Deque, Dict, Hashable, List, Optional
+
+from .collection_budget import thread_cpu_clock
 
 
 class Busy(Exception):
@@ -99,6 +102,8 @@ class CallPool:
         self._threads = 0  # threads alive (idle or calling)
         self._started = 0  # threads ever started, for names
         self._outstanding: Dict[Hashable, List[_Call]] = {}
+        self._cpu_clock = thread_cpu_clock()
+        self._cpu = 0.0  # CPU seconds the pool's threads spent in calls
 
     def call(
         self,
@@ -177,6 +182,23 @@ class CallPool:
             with contextlib.suppress(Exception):  # the call is sent: a failing note of it must not say otherwise
                 on_retry(waited)
 
+    def cpu_seconds(self) -> float:
+        """CPU seconds the pool's threads have spent in calls, in all, each call's counted before its answer is
+        handed over (0 where the platform has no per-thread CPU clock)."""
+        with self._lock:
+            return self._cpu
+
+    def _cpu_now(self) -> float:
+        """This thread's CPU seconds; NaN when there is no clock or it fails (nothing may end a pool thread
+        between taking a job and handing it over: its key would stay busy for good)."""
+        clock = self._cpu_clock
+        if clock is None:
+            return math.nan
+        try:
+            return clock()
+        except Exception:
+            return math.nan
+
     def outstanding(self, key: Hashable) -> int:
         with self._lock:
             return len(self._outstanding.get(key, []))
@@ -202,11 +224,18 @@ class CallPool:
                         self._threads -= 1
                         return
                 job = self._jobs.popleft()
+            cpu0 = self._cpu_now()
             try:
                 got: Any = job.fn()
             except BaseException as exc:  # handed to the caller, whatever it is
                 got = _Failed(exc)
+            # Counted before the caller has the answer, so a cycle that has its answers has their CPU. A call
+            # that outlived its caller's deadline counts when it ends, in whichever cycle that is.
+            spent = self._cpu_now() - cpu0
+            if not spent > 0.0:  # a failed reading (NaN) or none
+                spent = 0.0
             with self._lock:
+                self._cpu += spent
                 out = self._outstanding.get(job.key, [])
                 if job in out:
                     out.remove(job)

@@ -1,17 +1,14 @@
 """The background collection: ask every up OSD for its counters, a bounded number at a time, and put
 the rendered text in a cache that scrapes read without ever waiting for Ceph."""
 
-import collections
-import contextlib
 import logging
-import queue
+import math
 import threading
 import time
 from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
 
-from . import json_members
 from .adapter import CephAdapter, FetchError
-from .call_pool import failure
+from .collection_budget import CollectionBudget, thread_cpu_clock
 from .core import exposition
 from .core.exposition import exposable
 from .core.metrics_cache import MetricsCache
@@ -19,43 +16,26 @@ from .core.metrics_model import Sample
 from .daemon_counters import counters
 from .daemon_counters.counter_rows import Row
 from .daemon_counters.families import DAEMON_UP, FETCH_ERRORS, LAST_SUCCESS, MISSING, UNAVAILABLE
-from .daemon_counters.fetch_reasons import REASON_DECODE, REASON_DOWN, REASON_ERROR, REASON_TIMEOUT
-from .metric_families import CACHE_AGE, COLLECTIONS, DURATION, LAST_COLLECTION, MODULE_REGISTRY, OSD_NETWORK, POLLED
+from .daemon_counters.fetch_reasons import REASON_DOWN, REASON_ERROR
+from .metric_families import (
+    CACHE_AGE,
+    COLLECTION_CPU,
+    COLLECTIONS,
+    DEFERRED,
+    DURATION,
+    LAST_COLLECTION,
+    MODULE_REGISTRY,
+    OSD_NETWORK,
+    POLLED,
+)
+from .osd_reads import read_osds
 
 
 class Settings(NamedTuple):
     request_timeout: float
     max_in_flight: int
     read_osds: bool = True  # False: the host exporters read the OSDs' counters (daemon_counters_source)
-
-
-def _age_tail(age: float) -> str:
-    return exposition.render(MODULE_REGISTRY, [Sample(CACHE_AGE, "", (), round(age, 3))])
-
-
-COMMANDS = (counters.PERF_DUMP,)  # what each OSD is asked, in this order (its mempools are in its perf dump)
-
-
-Answer = Tuple[int, object, float]  # an OSD, its answers (or a call_pool failure), when they came (monotonic)
-
-
-def _hand_over(answers: "queue.Queue[Answer]", osd_id: int, lock: threading.Lock) -> Callable[[object], None]:
-    """What the adapter's thread calls with osd_id's answers: puts them in the collecting thread's queue,
-    stamped with when they came (an answer is judged late by that, not by when this thread gets to it).
-    Stamp and put hold `lock`, as the collecting thread's drain and its reading of the clock do: an answer
-    stamped before that reading is in the drained queue, one not in it is stamped after."""
-
-    def put(got: object) -> None:
-        with lock:
-            answers.put((osd_id, got, time.monotonic()))
-
-    return put
-
-
-class OsdReading(NamedTuple):
-    daemon: str
-    row: Optional[Row]  # its counters (counters.OSD_LAYOUT), None when they could not be read
-    error: Optional[FetchError]
+    cpu_budget_percent: float = 100.0  # collect_cpu_budget_percent (collection_budget.py); 100 never defers
 
 
 class Collector:
@@ -70,7 +50,7 @@ class Collector:
         self.extra_samples = extra_samples  # e.g. benchmark results, rendered with each cycle
         self.clock = clock
         self.log = log or logging.getLogger(__name__)
-        self.cache = MetricsCache(_age_tail)
+        self.cache = MetricsCache(self._scrape_tail)
         self._renderer = exposition.Renderer(MODULE_REGISTRY)
         self.cycles = 0
         self.errors: Dict[Tuple[str, str], int] = {}
@@ -79,6 +59,9 @@ class Collector:
         self.unavailable: Dict[str, Tuple[str, ...]] = {}  # daemon -> counters its release lacks (counters.py)
         self._lock = threading.Lock()  # one cycle at a time
         self._warned_missing: Dict[str, bool] = {}
+        self.budget = CollectionBudget()
+        self.cpu_seconds = 0.0  # CPU of every collection so far: the collecting thread's and the adapter's
+        self._thread_cpu = thread_cpu_clock()
 
     @property
     def latest(self) -> Dict[str, Dict[str, float]]:
@@ -90,34 +73,6 @@ class Collector:
     def _count_error(self, daemon: str, reason: str) -> None:
         key = (daemon, reason)
         self.errors[key] = self.errors.get(key, 0) + 1
-
-    @staticmethod
-    def _parse_osd(daemon: str, fetched: object) -> OsdReading:
-        """An OSD's reading from its answers (the adapter's [perf dump] texts), or from the
-        failure its request ended with (in the collecting thread)."""
-        try:
-            error = failure(fetched)
-            if error is not None:
-                if not isinstance(error, Exception):  # SystemExit and the like: this OSD's read failed
-                    raise FetchError(REASON_ERROR, repr(error))
-                raise error
-            if not isinstance(fetched, (list, tuple)) or len(fetched) != len(COMMANDS):
-                raise FetchError(REASON_ERROR, "the adapter answered {!r}".format(type(fetched).__name__))
-            (text,) = fetched
-            try:  # of the perf dump, only the loggers the table reads are decoded (json_members)
-                dump = json_members.loads(text, counters.OSD_LOGGERS)
-            except ValueError as exc:
-                raise FetchError(REASON_DECODE, "{}: {}".format(daemon, exc)) from exc
-            try:  # not an object, or a value that is no number (null, a list, 10**400): as the exporter counts it
-                row = counters.osd_row(dump)
-            except (TypeError, ValueError, OverflowError) as exc:  # NotAnObject is a ValueError
-                detail = str(exc) if isinstance(exc, counters.NotAnObject) else "{}: {!r}".format(daemon, exc)
-                raise FetchError(REASON_DECODE, detail) from exc
-            return OsdReading(daemon, row, None)
-        except FetchError as exc:
-            return OsdReading(daemon, None, exc)
-        except Exception as exc:  # a bug or surprise in one OSD's data must not end the cycle
-            return OsdReading(daemon, None, FetchError(REASON_ERROR, repr(exc)))
 
     def _osd_networks(self) -> List[Sample]:
         """Each up OSD's public and cluster address (osd_networks.py); a failure here never ends a cycle."""
@@ -132,11 +87,57 @@ class Collector:
             for r in rows
         ]  # fmt: skip
 
-    def collect(self, settings: Settings) -> None:
+    def collect(self, settings: Settings) -> bool:
+        """One collection cycle, unless the last one's CPU puts it off to keep within
+        settings.cpu_budget_percent of a core (collection_budget.py): whether it ran."""
         with self._lock:
-            self._collect(settings)
+            began = time.monotonic()
+            if not self.budget.allows(began, settings.cpu_budget_percent):
+                self.log.debug(
+                    "collection put off: the last took %.3f s of CPU, more than %g %% of a core since it began",
+                    self.budget.last_cpu,
+                    settings.cpu_budget_percent,
+                )
+                return False
+            spent = self._cpu_meter()
+            try:
+                self._collect(settings, spent)
+            finally:
+                cpu = spent()
+                self.cpu_seconds += cpu
+                self.budget.record(began, cpu)
+            return True
 
-    def _collect(self, settings: Settings) -> None:
+    def _scrape_tail(self, age: float) -> str:
+        """What each scrape appends to the cached page, computed then: its age, and the passes put off so far
+        (they grow while no collection renders a page)."""
+        return exposition.render(
+            MODULE_REGISTRY,
+            [Sample(CACHE_AGE, "", (), round(age, 3)), Sample(DEFERRED, "", (), float(self.budget.deferred))],
+        )
+
+    def _cpu_meter(self) -> Callable[[], float]:
+        """CPU seconds spent from now by this thread and the adapter's command threads (wall seconds of this
+        thread where the platform has no per-thread CPU clock: never less than its CPU). A clock or figure
+        that fails counts as none spent: the budget never stops the collection for a failing meter."""
+        clock = self._thread_cpu or time.monotonic
+        adapter = self.adapter
+
+        def now() -> float:
+            try:
+                return clock() + adapter.command_cpu_seconds()
+            except Exception:
+                return math.nan
+
+        start = now()
+
+        def spent() -> float:
+            total = now() - start
+            return total if total >= 0.0 else 0.0  # NaN (a failed reading) and a clock gone back: none
+
+        return spent
+
+    def _collect(self, settings: Settings, spent: Callable[[], float]) -> None:
         started = self.clock()
         t0 = time.monotonic()
         samples: List[Sample] = []
@@ -149,7 +150,7 @@ class Collector:
             if not is_up:
                 self._count_error("osd.{}".format(osd_id), REASON_DOWN)
                 status.append(("osd.{}".format(osd_id), False))
-        readings = self._read_osds(up, settings)
+        readings = read_osds(self.adapter, up, settings.request_timeout, settings.max_in_flight)
         # New dicts each cycle, published whole at the end: commands read them from other threads.
         latest: Dict[str, Row] = {}
         unavailable: Dict[str, Tuple[str, ...]] = {}
@@ -188,55 +189,9 @@ class Collector:
                 items.extend(self.extra_samples())
             except Exception:
                 self.log.exception("extra samples failed; exporting the rest")
-        items.extend(self._self_samples(status, time.monotonic() - t0, ended))
+        items.extend(self._self_samples(status, time.monotonic() - t0, ended, self.cpu_seconds + spent()))
         self.cache.put(self._renderer.render(items), ended)
         self.log.debug("collection of %d daemons took %.3f s", len(status), ended - started)
-
-    def _read_osds(self, up: List[int], settings: Settings) -> List[OsdReading]:
-        """Every up OSD read, at most max_in_flight at a time: each is asked COMMANDS by the adapter's
-        own thread, which hands the answers to this thread; this one decodes them as they come
-        (decoding is CPU, which more threads would only contend for). An OSD that has not answered them all
-        within request_timeout each is a timeout, and its place goes to the next OSD."""
-        todo = collections.deque(up)
-        answers = queue.Queue()  # type: queue.Queue[Answer]
-        handing_over = threading.Lock()
-        due: Dict[int, float] = {}  # OSDs asked and not yet answered -> when they time out
-        readings: Dict[int, OsdReading] = {}
-        allowed = settings.request_timeout * len(COMMANDS)
-        late = FetchError(REASON_TIMEOUT, "no answer in {:.0f} s".format(allowed))
-        while todo or due:
-            while todo and len(due) < max(1, settings.max_in_flight):
-                osd_id = todo.popleft()
-                try:
-                    self.adapter.submit_osd_texts(
-                        osd_id, COMMANDS, settings.request_timeout, _hand_over(answers, osd_id, handing_over)
-                    )
-                except FetchError as exc:  # busy: an earlier request to it is still out
-                    readings[osd_id] = OsdReading("osd.{}".format(osd_id), None, exc)
-                    continue
-                except Exception as exc:  # an adapter's bug ends this OSD's read, not the cycle
-                    readings[osd_id] = OsdReading("osd.{}".format(osd_id), None, FetchError(REASON_ERROR, repr(exc)))
-                    continue
-                due[osd_id] = time.monotonic() + allowed
-            if not due:
-                continue
-            got: List[Answer] = []
-            with contextlib.suppress(queue.Empty):
-                got.append(answers.get(timeout=max(0.0, min(due.values()) - time.monotonic())))
-            with handing_over, contextlib.suppress(queue.Empty):  # all handed over, none behind the deadlines
-                now = time.monotonic()
-                while True:
-                    got.append(answers.get_nowait())
-            for osd_id, fetched, came in got:
-                at = due.pop(osd_id, None)
-                if at is None:  # an answer to a request already counted as a timeout
-                    continue
-                daemon = "osd.{}".format(osd_id)
-                readings[osd_id] = self._parse_osd(daemon, fetched) if came <= at else OsdReading(daemon, None, late)
-            for osd_id in [o for o, at in due.items() if at < now]:  # any answer still to come is later
-                del due[osd_id]
-                readings[osd_id] = OsdReading("osd.{}".format(osd_id), None, late)
-        return [readings[osd_id] for osd_id in sorted(up)]
 
     def _read_rgws(
         self,
@@ -259,11 +214,12 @@ class Collector:
                 unavailable[daemon] = tuple(got.unavailable)
         return samples
 
-    def _self_samples(self, status: List[Tuple[str, bool]], duration: float, ended: float) -> List[Sample]:
+    def _self_samples(self, status: List[Tuple[str, bool]], duration: float, ended: float, cpu: float) -> List[Sample]:
         out = [
             Sample(DURATION, "", (), round(duration, 6)),
             Sample(LAST_COLLECTION, "", (), round(ended, 3)),
             Sample(COLLECTIONS, "", (), float(self.cycles)),
+            Sample(COLLECTION_CPU, "", (), round(cpu, 6)),
             Sample(POLLED, "", (), float(len(status))),
         ]
         for (daemon, reason), count in sorted(self.errors.items()):

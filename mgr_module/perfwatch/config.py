@@ -18,6 +18,7 @@ class Config(NamedTuple):
     standby_behaviour: str
     standby_error_status_code: int
     collect_interval: int
+    collect_cpu_budget_percent: float
     daemon_counters_source: str
     scratch_pool: str
     scratch_namespace: str

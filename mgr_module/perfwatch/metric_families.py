@@ -31,6 +31,19 @@ DURATION = _declare("collection_duration_seconds", "gauge", "Seconds the last co
 LAST_COLLECTION = _declare("last_collection_timestamp_seconds", "gauge", "When the last collection cycle ended").name
 COLLECTIONS = _declare("collections_total", "counter", "Collection cycles run since the module started").name
 POLLED = _declare("daemons_polled", "gauge", "Daemons asked for counters in the last cycle").name
+COLLECTION_CPU = _declare(
+    "collection_cpu_seconds_total",
+    "counter",
+    "CPU seconds the collection cycles took since the module started (the collecting thread and its command "
+    "threads; a cycle's rendering of this page counts from the next page): its rate is the share of a core",
+).name
+DEFERRED = _declare(
+    "collections_deferred_total",
+    "counter",
+    "Passes of the module's loop (every collect_interval, and at an option change) on which the collection was "
+    "put off, the cycle before having taken more CPU than collect_cpu_budget_percent of a core allows since it "
+    "began; counted at each scrape",
+).name
 CACHE_AGE = _declare("cache_age_seconds", "gauge", "Age of the collected data this scrape was served from").name
 HTTP_REFUSED = _declare(
     "http_refused_total",

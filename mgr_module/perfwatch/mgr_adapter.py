@@ -106,6 +106,9 @@ class MgrAdapter(PoolMaps, CephAdapter):
         )
         return self._osd_answer(what, answer)
 
+    def command_cpu_seconds(self) -> float:
+        return self._calls.cpu_seconds()
+
     def submit_osd_texts(
         self, osd_id: int, commands: Sequence[Dict[str, Any]], timeout: float, done: Callable[[Any], None]
     ) -> None:

@@ -175,6 +175,7 @@ class Module(SecretsCommands, LoadCommands, StatusCommands, MgrModule):
             request_timeout=self._config.request_timeout,
             max_in_flight=self._config.max_requests_in_flight,
             read_osds=self._config.daemon_counters_source == "module",
+            cpu_budget_percent=self._config.collect_cpu_budget_percent,
         )
 
     def shutdown(self) -> None:

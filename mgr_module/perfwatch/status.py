@@ -3,6 +3,7 @@
 import time
 from typing import Any, Dict, List, Optional, Tuple
 
+from .collection_budget import CollectionBudget
 from .daemon_counters import counters
 from .output import key_value_lines
 
@@ -53,3 +54,16 @@ def unavailable_report(unavailable: Dict[str, Tuple[str, ...]]) -> Dict[str, Dic
         for name in unavailable[daemon]:
             lacking.setdefault(name, []).append(daemon)
     return {name: {"releases": counters.releases_of(name), "daemons": d} for name, d in sorted(lacking.items())}
+
+
+def cpu_budget(budget: CollectionBudget, cpu_total: float, percent: float, now: float) -> Dict[str, Any]:
+    """For `ceph perfwatch status`: what the collections cost and whether the budget puts them off (`now`
+    and the budget's times are monotonic seconds)."""
+    due = budget.next_at(percent)
+    return {
+        "cpu_budget_percent": percent,
+        "last_cycle_cpu_seconds": round(budget.last_cpu, 3),
+        "cpu_seconds_total": round(cpu_total, 3),
+        "deferred_passes": budget.deferred,
+        "next_allowed_in_seconds": 0.0 if due is None else round(max(0.0, due - now), 1),
+    }

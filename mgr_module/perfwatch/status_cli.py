@@ -35,6 +35,10 @@ class StatusCommands:
         report["loaded_from"] = os.path.dirname(os.path.abspath(__file__))
         collector = me.collector
         endpoint = me._endpoint
+
+        def budget(c: Any) -> Any:
+            return status.cpu_budget(c.budget, c.cpu_seconds, me._config.collect_cpu_budget_percent, time.monotonic())
+
         report["endpoint"] = {
             "url": endpoint.url if endpoint is not None else None,
             "error": endpoint.error if endpoint is not None else None,
@@ -43,6 +47,7 @@ class StatusCommands:
         report["collection"] = {
             "cycles": collector.cycles if collector else 0,
             "cache_generated_at": collector.cache.get().generated_at if collector else None,
+            **(budget(collector) if collector else {}),
             # Counters only some releases have, absent from this cluster's daemons (counters.py): their
             # families are empty for those daemons on purpose, e.g. RGW list latency before Tentacle.
             "counters_unavailable": status.unavailable_report(collector.unavailable) if collector else {},

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from lab.cephcli import CephCommandError
+from perfwatch import options
 
 from .labutil import LabHandle, finished, mgr_log_of, run_lab, s3_client, s3_user, start_bench, wait_until
 
@@ -314,6 +315,9 @@ def probes_on_demand(bench: LabHandle) -> Iterator[None]:
     bench.ceph("config", "set", "mgr", "mgr/perfwatch/rados_probe_interval", "0", as_json=False)
     wait_until(lambda: bench.ceph("perfwatch", "status")["options"]["rados_probe_interval"] == 0, 30, "option seen")
     yield
+    # `config rm` alone is not told to modules: the default set first, or the module keeps 0 for the session
+    default = str(options.defaults()["rados_probe_interval"])
+    bench.ceph("config", "set", "mgr", "mgr/perfwatch/rados_probe_interval", default, as_json=False)
     bench.ceph("config", "rm", "mgr", "mgr/perfwatch/rados_probe_interval", as_json=False)
 
 

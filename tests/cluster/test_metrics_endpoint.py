@@ -13,6 +13,8 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from lab import cephcli
+from lab.cephcli import CephCommandError
+from perfwatch import options
 from perfwatch.daemon_counters import counters, families
 
 from .labutil import LabHandle, run_lab, wait_until
@@ -21,6 +23,7 @@ from .promutil import Prometheus
 pytestmark = pytest.mark.every_release  # what differs between Ceph releases
 
 INTERVAL = 5
+DEFAULT_BUDGET = options.defaults()["collect_cpu_budget_percent"]
 OSD_FAMILIES = sorted({spec.family for spec in counters.OSD_SPECS} | {families.MEMPOOL_BYTES, families.MEMPOOL_ITEMS})
 
 
@@ -184,6 +187,44 @@ def test_metrics_table_command(lab: LabHandle, endpoint: Endpoint) -> None:
         assert row["age_seconds"] < INTERVAL * 3
     text = lab.ceph("perfwatch", "metrics", as_json=False)
     assert text.splitlines()[0].startswith("OSD")
+
+
+def test_a_cpu_budget_a_cycle_exceeds_puts_collections_off_and_the_status_and_page_say_so(
+    lab: LabHandle, endpoint: Endpoint
+) -> None:
+    """At the smallest budget (0.01 % of a core) even a 3-OSD cycle's CPU (milliseconds, far above the 0.5 ms
+    a 5 s pass allows) puts off the collections after it; set back, the next pass collects and its page
+    counts the passes put off and the CPU the cycles took, as the mgr's own thread clock measured it."""
+    key = "mgr/perfwatch/collect_cpu_budget_percent"
+    for bad, why in (("0", "below minimum"), ("-1", "below minimum"), ("101", "exceeds maximum")):
+        with pytest.raises(CephCommandError) as refused:  # a budget of 0 would never collect again
+            lab.ceph("config", "set", "mgr", key, bad, as_json=False)
+        assert "EINVAL" in refused.value.stderr and why in refused.value.stderr, refused.value.stderr
+    lab.ceph("config", "set", "mgr", key, "0.01", as_json=False)
+    try:
+        report = wait_until(
+            lambda: (c := lab.ceph("perfwatch", "status")["collection"])["deferred_passes"] >= 2 and c,
+            INTERVAL * 6,
+            "two passes put off at 0.01 %",
+        )
+        assert report["cpu_budget_percent"] == 0.01
+        assert report["last_cycle_cpu_seconds"] > 0
+        # the last collection began at most one pass before; the next is its CPU / 0.01 % after it began
+        wait = report["last_cycle_cpu_seconds"] * 10_000
+        assert wait - INTERVAL * 4 <= report["next_allowed_in_seconds"] <= wait, report
+    finally:
+        # `config rm` alone is not told to modules: the default set first
+        lab.ceph("config", "set", "mgr", key, str(DEFAULT_BUDGET), as_json=False)
+        lab.ceph("config", "rm", "mgr", key, as_json=False)
+    wait_until(
+        lambda: lab.ceph("perfwatch", "status")["collection"]["cpu_budget_percent"] == DEFAULT_BUDGET,
+        INTERVAL * 6,
+        "the default budget back in status",
+    )
+    endpoint.wait_next_collection(time.time())
+    fams = families(fetch(endpoint.url))
+    assert fams["ceph_perfwatch_collections_deferred"][0].value >= 2
+    assert fams["ceph_perfwatch_collection_cpu_seconds"][0].value > 0
 
 
 def test_a_stopped_osd_shows_fetch_errors_while_the_others_keep_updating(lab: LabHandle, endpoint: Endpoint) -> None:

@@ -11,7 +11,8 @@ import types
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from perfwatch.collector import COMMANDS, Collector, Settings
+from perfwatch.collector import Collector, Settings
+from perfwatch.osd_reads import COMMANDS
 
 from .fakes import FakeAdapter
 from .test_collector import parsed
@@ -115,7 +116,7 @@ def test_an_answer_stamped_before_its_deadline_counts_though_the_clock_is_read_b
     found such an answer counted as a timeout)."""
     import queue as queue_module
 
-    import perfwatch.collector as collector_module
+    import perfwatch.osd_reads as osd_reads_module
 
     clock = _Clock(deadline=100.0 + 1.0 * len(COMMANDS))
     held: dict[str, Any] = {}
@@ -140,8 +141,8 @@ def test_an_answer_stamped_before_its_deadline_counts_though_the_clock_is_read_b
             answers = [self.tell_osd_text(osd_id, c, timeout) for c in commands]
             held["answer"] = lambda: done(answers)
 
-    monkeypatch.setattr(collector_module, "queue", types.SimpleNamespace(Queue=HeldQueue, Empty=queue_module.Empty))
-    monkeypatch.setattr(collector_module, "time", types.SimpleNamespace(monotonic=clock.monotonic, time=time.time))
+    monkeypatch.setattr(osd_reads_module, "queue", types.SimpleNamespace(Queue=HeldQueue, Empty=queue_module.Empty))
+    monkeypatch.setattr(osd_reads_module, "time", types.SimpleNamespace(monotonic=clock.monotonic, time=time.time))
     collector = Collector(OneAnswer(1))
     collector.collect(Settings(request_timeout=1.0, max_in_flight=1))
     held["thread"].join(5)
