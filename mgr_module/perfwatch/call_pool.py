@@ -33,12 +33,11 @@ Pure threading: no Ceph here.
 
 import collections
 import contextlib
-import math
 import threading
 import time
 from typing import Any, Callable, Deque, Dict, Hashable, List, Optional
 
-from .collection_budget import thread_cpu_clock
+from .cpu_clock import reading, thread_cpu_clock
 
 
 class Busy(Exception):
@@ -191,13 +190,7 @@ class CallPool:
     def _cpu_now(self) -> float:
         """This thread's CPU seconds; NaN when there is no clock or it fails (nothing may end a pool thread
         between taking a job and handing it over: its key would stay busy for good)."""
-        clock = self._cpu_clock
-        if clock is None:
-            return math.nan
-        try:
-            return clock()
-        except Exception:
-            return math.nan
+        return reading(self._cpu_clock)
 
     def outstanding(self, key: Hashable) -> int:
         with self._lock:

@@ -10,27 +10,13 @@ its own span, so the average does too, at any cluster size; what gives is freshn
 attribution) keeps its pace: only the collection waits.
 """
 
-import time
-from typing import Callable, Optional, Tuple
+from typing import Optional, Tuple
 
 from . import options
 
 # Ceph refuses values outside the option's bounds at `ceph config set`; a value that got past it anyway
 # counts as the nearest bound (below the least, a budget of 0 would never collect again).
 LEAST_PERCENT = float(options.spec("collect_cpu_budget_percent")["min"])
-_THREAD_CLOCK = getattr(time, "CLOCK_THREAD_CPUTIME_ID", None)  # Linux and most Unixes
-
-
-def thread_cpu_clock() -> Optional[Callable[[], float]]:
-    """The calling thread's CPU seconds as a clock, or None where the platform has no such clock."""
-    clock_id = _THREAD_CLOCK
-    if clock_id is None:
-        return None
-    try:
-        time.clock_gettime(clock_id)
-    except (AttributeError, OSError):
-        return None
-    return lambda: time.clock_gettime(clock_id)
 
 
 class CollectionBudget:

@@ -7,8 +7,9 @@ import threading
 import time
 from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
 
+from . import cpu_clock
 from .adapter import CephAdapter, FetchError
-from .collection_budget import CollectionBudget, thread_cpu_clock
+from .collection_budget import CollectionBudget
 from .core import exposition
 from .core.exposition import exposable
 from .core.metrics_cache import MetricsCache
@@ -61,7 +62,7 @@ class Collector:
         self._warned_missing: Dict[str, bool] = {}
         self.budget = CollectionBudget()
         self.cpu_seconds = 0.0  # CPU of every collection so far: the collecting thread's and the adapter's
-        self._thread_cpu = thread_cpu_clock()
+        self._thread_cpu = cpu_clock.thread_cpu_clock()
 
     @property
     def latest(self) -> Dict[str, Dict[str, float]]:
@@ -125,7 +126,7 @@ class Collector:
 
         def now() -> float:
             try:
-                return clock() + adapter.command_cpu_seconds()
+                return cpu_clock.reading(clock) + adapter.command_cpu_seconds()
             except Exception:
                 return math.nan
 

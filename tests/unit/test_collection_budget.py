@@ -1,17 +1,20 @@
-"""The collection's CPU budget (collection_budget.py) and how the collector, its adapter's command threads and
-`ceph perfwatch status` keep to it and report it."""
+"""The collection's CPU budget (collection_budget.py), the CPU clock it reads (cpu_clock.py), and how the
+collector, its adapter's command threads and `ceph perfwatch status` keep to it and report it."""
 
 from __future__ import annotations
 
 import itertools
+import math
 import time
 from typing import Any
 
 from prometheus_client.parser import text_string_to_metric_families
 
+from perfwatch import cpu_clock
 from perfwatch.call_pool import CallPool
-from perfwatch.collection_budget import CollectionBudget, thread_cpu_clock
+from perfwatch.collection_budget import CollectionBudget
 from perfwatch.collector import Collector, Settings
+from perfwatch.cpu_clock import thread_cpu_clock
 from perfwatch.status import cpu_budget
 
 from .fakes import FakeAdapter
@@ -139,3 +142,12 @@ def test_a_failing_cpu_clock_in_the_collecting_thread_never_stops_the_collection
     assert collector.collect(settings) and collector.collect(settings), "a meter that fails counts as no CPU"
     assert collector.cycles == 2 and collector.budget.last_cpu == 0.0
     assert families(collector)["ceph_perfwatch_daemons_polled"] == 2
+
+
+def test_a_cpu_reading_is_nan_without_a_clock_or_when_it_fails_and_the_thread_s_cpu_otherwise() -> None:
+    assert math.isnan(cpu_clock.reading(None)) and math.isnan(cpu_clock.reading(failing_clock))
+    clock = cpu_clock.thread_cpu_clock()
+    assert clock is not None
+    before = cpu_clock.reading(clock)
+    busy(0.02)
+    assert 0.02 <= cpu_clock.reading(clock) - before < 1.0
