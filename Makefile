@@ -28,7 +28,7 @@ OTHER_RELEASES = $(filter-out $(RELEASE_NAME),$(foreach r,$(RELEASES),$(call rel
 CEPH_IMAGE ?=
 REGISTRY ?= localhost
 
-.PHONY: help deps apt-deps venv lint unit cluster test demo down clean image deb
+.PHONY: help deps apt-deps venv prometheus3 lint unit cluster test demo down clean image deb
 
 help:
 	@echo "make demo   start a lab Ceph cluster with perfwatch enabled (python3 -m lab ...; RELEASE=reef|tentacle)"
@@ -52,7 +52,12 @@ $(VENV)/.installed: requirements-dev.txt | apt-deps
 
 venv: $(VENV)/.installed
 
-deps: apt-deps venv
+# Prometheus 3 (the 3.x LTS) beside Debian 12's 2.42, for the promtool tests: Debian testing's packages,
+# unpacked into /var/cache/perfwatch-lab/prometheus3, not installed (alerts/prometheus3.py)
+prometheus3: venv
+	$(PY) -m alerts.prometheus3 >/dev/null
+
+deps: apt-deps venv prometheus3
 
 lint: deps
 	$(VENV)/bin/ruff check .

@@ -25,9 +25,9 @@ Then: the series each recording rule adds, rule errors, the alerts (pending: the
 Usage: python3 bench/rule_cost.py [--osds 1000 10000] [--osds-per-host 24] [--evaluations 3] [--detail] [--keep DIR]
                                   [--counters-from module|exporters] [--no-baselines] [--repeats 5]
                                   [--prometheus PATH]
---prometheus runs another release than Debian's 2.42 on PATH, e.g. Debian forky's 3.5 LTS, unpacked without
-installing it: `dpkg-deb -x prometheus_3.5.3+ds1-6_amd64.deb DIR` (from deb.debian.org's pool/main/p/prometheus),
-then --prometheus DIR/usr/bin/prometheus.
+--prometheus runs another release than Debian's 2.42 on PATH: `--prometheus 3` the Prometheus 3 LTS of Debian
+testing that `make deps` unpacks without installing it (alerts/prometheus3.py; fetched here if it is not), or
+the path of any prometheus binary.
 About 9 minutes at 1,000 OSDs and 12 at 10,000 (1.35 M input series: Prometheus near 10 GiB, this script
 about 1 GiB). A promtool backfill would save the 5 m fill, but at 10,000 OSDs it writes 7 GB of OpenMetrics
 and takes about as long. Runs niced (--nice); a Ceph lab beside it slows it (the load average is printed).
@@ -59,9 +59,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, NamedTuple
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parent.parent)]
 
-from synthetic_cluster import SyntheticCluster
+from synthetic_cluster import SyntheticCluster  # noqa: E402
+
+from alerts import prometheus3  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 RULES = REPO / "alerts" / "generated" / "production"
@@ -464,11 +466,17 @@ def main() -> int:
         "--prometheus",
         metavar="PATH",
         default=PROMETHEUS,
-        help="the Prometheus binary to run (default: prometheus on PATH, Debian's); e.g. a newer release's",
+        help="the Prometheus binary to run (default: prometheus on PATH, Debian's); 3: Debian testing's 3.x LTS",
     )
     args = parser.parse_args()
     if args.evaluations < 1:
         parser.error("--evaluations: at least 1")
+    if args.prometheus == "3":
+        try:
+            args.prometheus = str((prometheus3.cached() or prometheus3.fetch()) / "prometheus")
+        except (prometheus3.FetchError, OSError, subprocess.SubprocessError) as exc:
+            print(f"--prometheus 3: {exc}", file=sys.stderr)
+            return 1
     found = shutil.which(args.prometheus)
     if found is None:
         print(f"{args.prometheus}: no such executable (Debian: apt-get install prometheus)", file=sys.stderr)

@@ -1,0 +1,154 @@
+"""Prometheus 3 (the 3.x LTS operators run today) beside Debian 12's 2.42: Debian testing's `prometheus` and
+`promtool` packages, downloaded from the Debian archive this machine uses and unpacked into a cache, not
+installed (nothing on the system changes: apt runs with a sources list, lists and cache of its own, and
+checks the archive's signatures with Debian's keyring).
+
+`make deps` fetches it; the promtool tests run the rules' tests on it too (tests/unit/test_alert_promtool.py)
+and `bench/rule_cost.py --prometheus` measures the rules on it:
+
+    python3 -m alerts.prometheus3            # fetch unless cached; prints the folder of its two binaries
+    python3 -m alerts.prometheus3 --check    # exit 1 unless it is cached (prints why)
+
+Debian testing moves: the version fetched is whatever it holds, shown by `--version` and in the folder's
+marker. A cached one is kept until `--refetch`. Anything but a 3.x is refused.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+if __package__ in (None, ""):  # run as a file
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from lab.rootfs import mirror
+
+SUITE = "forky"  # Debian testing: Prometheus 3.5 LTS on 2026-12-07 (bookworm has 2.42, trixie 2.53)
+PACKAGES = ("prometheus", "promtool")
+CACHE_ENV = "PERFWATCH_PROMETHEUS3_DIR"
+DEFAULT_CACHE = Path("/var/cache/perfwatch-lab/prometheus3")
+KEYRING = "/usr/share/keyrings/debian-archive-keyring.gpg"
+MARKER = "prometheus3.json"  # written last: the version unpacked, when, from where
+FETCH_TIMEOUT = 600  # seconds for each apt-get and dpkg-deb step
+VERSION = re.compile(r"version (\d+)\.(\d+)\.(\d+)")
+
+
+class FetchError(RuntimeError):
+    pass
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get(CACHE_ENV) or DEFAULT_CACHE)
+
+
+def bin_dir(cache: Path | None = None) -> Path:
+    return (cache or cache_dir()) / "root" / "usr" / "bin"
+
+
+def version_of(binary: Path) -> tuple[int, int, int] | None:
+    """(major, minor, patch) that `binary --version` prints; None when it does not run or says none."""
+    try:
+        done = subprocess.run([str(binary), "--version"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    found = VERSION.search(done.stdout + done.stderr)
+    return (int(found[1]), int(found[2]), int(found[3])) if found else None
+
+
+def cached(cache: Path | None = None) -> Path | None:
+    """The folder of a fetched Prometheus 3's prometheus and promtool, or None when there is none."""
+    cache = cache or cache_dir()
+    if not (cache / MARKER).is_file():
+        return None
+    binaries = bin_dir(cache)
+    for name in PACKAGES:
+        found = version_of(binaries / name)
+        if found is None or found[0] != 3:
+            return None
+    return binaries
+
+
+def _apt(work: Path, *args: str) -> None:
+    options = [
+        f"-o=Dir::Etc::SourceList={work / 'sources.list'}",
+        "-o=Dir::Etc::SourceParts=/dev/null",
+        f"-o=Dir::State::Lists={work / 'lists'}",
+        f"-o=Dir::Cache={work / 'cache'}",
+        "-o=Acquire::Check-Valid-Until=false",  # a frozen snapshot's moving suite has an expired Release file
+        "-o=APT::Sandbox::User=root",  # the download lands in a root-only temporary folder
+        "-qq",
+    ]
+    done = subprocess.run(["apt-get", *options, *args], cwd=work, capture_output=True, text=True, timeout=FETCH_TIMEOUT)
+    if done.returncode != 0:
+        raise FetchError(f"apt-get {' '.join(args)} failed (exit {done.returncode}): {done.stderr.strip()[-2000:]}")
+
+
+def fetch(cache: Path | None = None) -> Path:
+    """Download and unpack Debian testing's prometheus and promtool into `cache` (replacing what is there);
+    the folder of the two binaries. FetchError when a step fails or what it got is not Prometheus 3."""
+    cache = cache or cache_dir()
+    if shutil.which("apt-get") is None or shutil.which("dpkg-deb") is None:
+        raise FetchError("apt-get and dpkg-deb are needed (a Debian or Ubuntu machine)")
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    url = mirror()
+    with tempfile.TemporaryDirectory(prefix="prometheus3-", dir=cache.parent) as tmp:
+        work = Path(tmp)
+        for sub in ("lists/partial", "cache/archives/partial"):
+            (work / sub).mkdir(parents=True)
+        (work / "sources.list").write_text(f"deb [signed-by={KEYRING}] {url} {SUITE} main\n")
+        _apt(work, "update")
+        _apt(work, "download", *PACKAGES)
+        root = work / "new" / "root"
+        root.mkdir(parents=True)
+        debs = sorted(work.glob("*.deb"))
+        if len(debs) != len(PACKAGES):
+            raise FetchError(f"apt-get download gave {[d.name for d in debs]}, not one package each of {PACKAGES}")
+        for deb in debs:
+            subprocess.run(["dpkg-deb", "-x", str(deb), str(root)], check=True, timeout=FETCH_TIMEOUT)
+        versions = {name: version_of(root / "usr" / "bin" / name) for name in PACKAGES}
+        if any(v is None or v[0] != 3 for v in versions.values()):
+            raise FetchError(f"Debian {SUITE} gave {versions}, not Prometheus 3")
+        marker = {"suite": SUITE, "mirror": url, "packages": [d.name for d in debs], "fetched": time.time()}
+        (work / "new" / MARKER).write_text(json.dumps(marker) + "\n")
+        old = work / "old"
+        if cache.exists():
+            cache.rename(old)  # removed with the temporary folder
+        (work / "new").rename(cache)
+    return bin_dir(cache)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--dir", type=Path, help=f"the cache (default ${CACHE_ENV} or {DEFAULT_CACHE})")
+    parser.add_argument("--check", action="store_true", help="exit 1 unless a Prometheus 3 is cached")
+    parser.add_argument("--refetch", action="store_true", help="fetch again even if one is cached")
+    parser.add_argument("--version", action="store_true", help="print the cached promtool's version")
+    args = parser.parse_args(argv)
+    cache = args.dir or cache_dir()
+    found = None if args.refetch else cached(cache)
+    if args.check and found is None:
+        print(f"no Prometheus 3 in {cache}: run `python3 -m alerts.prometheus3` (`make deps` does)", file=sys.stderr)
+        return 1
+    if found is None:
+        try:
+            found = fetch(cache)
+        except (FetchError, OSError, subprocess.SubprocessError) as exc:
+            print(f"fetching Prometheus 3 failed: {exc}", file=sys.stderr)
+            return 1
+    if args.version:
+        print(".".join(map(str, version_of(found / "promtool") or ())))
+    else:
+        print(found)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
