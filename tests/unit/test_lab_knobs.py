@@ -113,6 +113,8 @@ def test_load_arguments_are_checked() -> None:
     load.check_pg_num(32)
     argv = load.PATTERNS["large-read"].bench_argv(__import__("pathlib").Path("/c"), 1024)
     assert argv[argv.index("--io-type") + 1] == "read" and argv[argv.index("--io-size") + 1] == str(4 << 20)
+    # every pattern without librbd's cache: its threads are its I/Os in flight at the OSDs
+    assert all(load.NO_CACHE in p.bench_argv(Path("/c"), 1024) for p in load.PATTERNS.values())
 
 
 def test_the_remount_script_mounts_every_hierarchy_again_with_its_options() -> None:
