@@ -582,3 +582,45 @@ def _bucket_tags(s3: Any, bucket: str) -> dict:
         return s3.get_bucket_tagging(Bucket=bucket)
     except s3.exceptions.ClientError:
         return {}
+
+
+def osd_writes(lab: LabHandle) -> tuple[float, float]:
+    """(write ops, their summed OSD-side latency in seconds) over every OSD of the lab, since each started."""
+    ops = latency = 0.0
+    for osd in lab.lab.topo.osds:
+        counters = lab.ceph("tell", f"osd.{osd.id}", "perf", "dump", "osd")["osd"]
+        ops += counters["op_w"]
+        latency += counters["op_w_latency"]["sum"]
+    return ops, latency
+
+
+@pytest.fixture
+def mgr_writes_back_at_once(bench: LabHandle) -> Iterator[None]:
+    """A tuning operators apply for VMs that flush, which the mgr inherits: librbd's cache (on by default)
+    acknowledges a write as soon as it is handed on, from the first write, not only after a flush."""
+    bench.ceph("config", "set", "mgr", "rbd_cache_writethrough_until_flush", "false", as_json=False)
+    yield
+    bench.ceph("config", "rm", "mgr", "rbd_cache_writethrough_until_flush", as_json=False)
+
+
+@pytest.mark.every_release
+def test_an_rbd_round_keeps_its_queue_depth_at_the_osds_whatever_cache_the_mgr_is_tuned_for(
+    bench: LabHandle, mgr_writes_back_at_once: None
+) -> None:
+    """Without the cache off on its image, this round kept about 200 writes in flight at the OSDs (queue depth
+    16) and reported the cache's latency. What the OSDs had in flight, on average over the round's writes,
+    is their summed write latency over the seconds of writes (Little's law): at most the queue depth."""
+    wait_until(lambda: not bench.ceph("perfwatch", "bench", "status")["running"], 60, "no run in progress")
+    seconds, depth = 5, 16
+    ops0, latency0 = osd_writes(bench)
+    run_id = start(bench, "--kind", "rbd", "--seconds", str(seconds), "--queue-depth", str(depth))
+    assert finished(bench, run_id)["state"] == "done", mgr_log_of(bench, run_id)
+    ops1, latency1 = osd_writes(bench)
+    got = {r["metric"]: r["value"] for r in results(bench, run_id)}
+    in_flight = (latency1 - latency0) / seconds  # other writes in the while add to it: a bound, not a figure
+    osd_latency = (latency1 - latency0) / max(ops1 - ops0, 1)
+    print(f"\nrbd round: {got}; at the OSDs: {ops1 - ops0:.0f} writes, {in_flight:.1f} in flight, "
+          f"{osd_latency * 1000:.2f} ms mean")  # fmt: skip
+    assert in_flight <= depth * 1.25, f"{in_flight:.0f} writes in flight at the OSDs for queue depth {depth}"
+    # the round's own latency includes the OSDs': a cache's answer would be far below it
+    assert got["write_latency_mean"] >= 0.8 * osd_latency, (got, osd_latency)
