@@ -90,8 +90,6 @@ def identity(conf: Path, lab_dir: Path, name: str, pool: str) -> Identity:
 PATTERNS = {
     # 4 KiB random writes at queue depth 16: IOPS-bound, what saturates OSD CPU, then the media
     "small-random-write": Pattern("load-small", "write", 4096, "rand", 16, 256, False),
-    # 4 KiB random writes at queue depth 64: what flash serves in parallel, a deep queue at every device
-    "deep-random-write": Pattern("load-small", "write", 4096, "rand", 64, 256, False),
     # 4 KiB random writes with one in flight: latency-bound, a closed loop that cannot build a queue at
     # any device, CPU or link; the lab's healthy load, which must raise no saturation verdict
     "light-random-write": Pattern("load-small", "write", 4096, "rand", 1, 256, False),
