@@ -3,6 +3,7 @@ and a throttled OSD raising PERFWATCH_BENCH_REGRESSION."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import statistics
@@ -14,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from lab import cephcli
 from lab.cephcli import CephCommandError
 from perfwatch import options
 
@@ -77,7 +79,7 @@ def scratch_images(lab: LabHandle, namespace: str = SCRATCH_NS) -> list[str]:
 def pool_objects(lab: LabHandle, pool: str) -> list[tuple[str, str]]:
     """(namespace, name) of every object in a pool."""
     proc = subprocess.run(
-        ["rados", "-c", str(lab.conf), "-p", pool, "--all", "ls", "--format", "json"],
+        [cephcli.tool(lab.conf, "rados"), "-c", str(lab.conf), "-p", pool, "--all", "ls", "--format", "json"],
         capture_output=True, text=True, check=True, timeout=60,
     )  # fmt: skip
     return sorted((o["namespace"], o["name"]) for o in json.loads(proc.stdout or "[]"))
@@ -594,13 +596,38 @@ def osd_writes(lab: LabHandle) -> tuple[float, float]:
     return ops, latency
 
 
+@contextlib.contextmanager
+def mgr_options(lab: LabHandle, **values: str) -> Iterator[None]:
+    """Ceph options set on the mgrs (as an operator's [global] or [mgr] tuning reaches them), in force in the
+    active mgr before the test goes on; each put back as it was after."""
+    active = f"mgr.{lab.ceph('mgr', 'stat')['active_name']}"
+    saved = {name: lab.ceph("config", "get", "mgr", name, as_json=False).strip() for name in values}
+    stored = {o["name"] for o in lab.ceph("config", "dump") if o["section"] == "mgr"}
+    try:
+        for name, value in values.items():
+            lab.ceph("config", "set", "mgr", name, value, as_json=False)
+        # as the mon holds them (it may normalise: rbd_default_features "layering,..." is held as "125")
+        held = {name: lab.ceph("config", "get", "mgr", name, as_json=False).strip() for name in values}
+        wait_until(
+            lambda: all(lab.ceph("tell", active, "config", "get", name)[name] == held[name] for name in values),
+            30,
+            f"{active} runs with {held}",
+        )
+        yield
+    finally:
+        for name in values:
+            if name in stored:
+                lab.ceph("config", "set", "mgr", name, saved[name], as_json=False)
+            else:
+                lab.ceph("config", "rm", "mgr", name, as_json=False)
+
+
 @pytest.fixture
 def mgr_writes_back_at_once(bench: LabHandle) -> Iterator[None]:
     """A tuning operators apply for VMs that flush, which the mgr inherits: librbd's cache (on by default)
     acknowledges a write as soon as it is handed on, from the first write, not only after a flush."""
-    bench.ceph("config", "set", "mgr", "rbd_cache_writethrough_until_flush", "false", as_json=False)
-    yield
-    bench.ceph("config", "rm", "mgr", "rbd_cache_writethrough_until_flush", as_json=False)
+    with mgr_options(bench, rbd_cache_writethrough_until_flush="false"):
+        yield
 
 
 @pytest.mark.every_release
@@ -624,3 +651,71 @@ def test_an_rbd_round_keeps_its_queue_depth_at_the_osds_whatever_cache_the_mgr_i
     assert in_flight <= depth * 1.25, f"{in_flight:.0f} writes in flight at the OSDs for queue depth {depth}"
     # the round's own latency includes the OSDs': a cache's answer would be far below it
     assert got["write_latency_mean"] >= 0.8 * osd_latency, (got, osd_latency)
+
+
+DECOY_POOL = "pwtest-decoy-data"
+
+
+def rbd_pool_config(lab: LabHandle, *args: str) -> None:
+    """`rbd config pool ...` with the lab release's own rbd (Pacific's fails on Tentacle's pool metadata)."""
+    cephcli.run_tool("rbd", lab.conf, "config", "pool", *args, as_json=False)
+
+
+@pytest.fixture
+def image_defaults_elsewhere(bench: LabHandle) -> Iterator[None]:
+    """Defaults for every new image, as an operator gives them (in ceph.conf, read when the mgr starts, or
+    on the pool, read at each create: the one the test can set without restarting the mgr): its data in
+    another pool (an erasure-coded one, often) and every feature, journaling too."""
+    if SCRATCH_POOL not in bench.ceph("osd", "pool", "ls"):
+        assert finished(bench, start(bench, "--kind", "rbd", "--seconds", "1"))["state"] == "done"
+    bench.ceph("osd", "pool", "create", DECOY_POOL, "8", as_json=False)
+    bench.ceph("osd", "pool", "application", "enable", DECOY_POOL, "rbd", as_json=False)
+    defaults = {"rbd_default_data_pool": DECOY_POOL, "rbd_default_features": "125"}  # 125: all, journaling too
+    try:
+        for name, value in defaults.items():
+            rbd_pool_config(bench, "set", SCRATCH_POOL, name, value)
+        yield
+    finally:
+        for name in defaults:
+            rbd_pool_config(bench, "remove", SCRATCH_POOL, name)
+        bench.ceph("osd", "pool", "rm", DECOY_POOL, DECOY_POOL, "--yes-i-really-really-mean-it", as_json=False)
+
+
+def test_an_rbd_round_keeps_its_data_in_the_scratch_pool_whatever_image_defaults_are_set(
+    bench: LabHandle, image_defaults_elsewhere: None
+) -> None:
+    """The scratch image is made with the layering feature only and its data pool named: rbd_default_data_pool
+    would have sent its 4 KiB writes into a pool perfwatch did not create and never checked for space."""
+    wait_until(lambda: not bench.ceph("perfwatch", "bench", "status")["running"], 60, "no run in progress")
+    run_id = start(bench, "--kind", "rbd", "--seconds", "2")
+    features: list[Any] = []
+
+    def image_seen() -> bool:
+        names = scratch_images(bench)
+        if names:  # its features, read while it exists (best effort: the round may end in between)
+            with contextlib.suppress(CephCommandError):
+                spec = f"{SCRATCH_POOL}/{SCRATCH_NS}/{names[0]}"
+                features.append(cephcli.run_tool("rbd", bench.conf, "info", "--format", "json", spec))
+        return bool(names) or any(r["run_id"] == run_id for r in bench.ceph("perfwatch", "bench", "status")["recent"])
+
+    wait_until(image_seen, 30, "the image created")
+    assert finished(bench, run_id)["state"] == "done", mgr_log_of(bench, run_id)
+    assert pool_objects(bench, DECOY_POOL) == [], "the round wrote into a pool perfwatch did not create"
+    print(f"\nthe scratch image as rbd info saw it: {features[:1]}")
+    for info in features:
+        assert info["features"] == ["layering"] and "data_pool" not in info, info
+    assert scratch_images(bench) == []
+
+
+def test_an_rbd_round_under_a_qos_limit_stops_naming_it_before_writing(bench: LabHandle) -> None:
+    """A QoS limit from the mgr's (or the pool's) options is left as the operator set it: a round under it
+    would measure the limit, so it stops, says which limit and how to lift it for the scratch pool only,
+    and leaves no image."""
+    wait_until(lambda: not bench.ceph("perfwatch", "bench", "status")["running"], 60, "no run in progress")
+    with mgr_options(bench, rbd_qos_write_iops_limit="50"):
+        run = finished(bench, start(bench, "--kind", "rbd", "--seconds", "2"))
+    print(f"\n{run['state']}: {run.get('message')}")
+    assert run["state"] == "failed", run
+    assert "rbd_qos_write_iops_limit=50" in run["message"], run
+    assert f"`rbd config pool set {SCRATCH_POOL} rbd_qos_write_iops_limit 0`" in run["message"], run
+    assert scratch_images(bench) == []

@@ -4,7 +4,7 @@ import os
 import random
 from typing import Any, Dict, List
 
-from ..base import Benchmark, Context, ParamSpec
+from ..base import BenchError, Benchmark, Context, ParamSpec
 from ..lifecycle.capacity import CapacityView, pool_osds, rbd_image_mib
 from ..lifecycle.scratch_pool import IMAGE_PREFIX, ensure_pool, scratch_location
 from ..measurement import Measurement
@@ -52,8 +52,8 @@ class RbdIO(Benchmark):
         try:
             explicit = self.explicit("image_mib", ctx.params, ctx.requested)  # capacity: refused or cut
             size = rbd_image_mib(ctx.check_capacity(self), pool, ctx.params["image_mib"], explicit, 16) * MIB
-            rbd.RBD().create(ioctx, name, size)
-            image = _open_without_cache(ioctx, name)
+            _create(ioctx, pool, name, size)
+            image = _open_without_cache(ioctx, pool, name)
             try:
                 data = os.urandom(BLOCK)
                 blocks = size // BLOCK
@@ -107,19 +107,40 @@ class RbdIO(Benchmark):
         return [{"pool": pool, "namespace": ns, "image": _image_name(run_id)}]
 
 
-# librbd reads an image's conf_* metadata as that image's options when it opens it. With its cache on (the
-# default) and rbd_cache_writethrough_until_flush false (a common tuning, for VMs that flush), a write is
-# acknowledged as soon as it is handed on: a round at queue depth 16 kept hundreds of writes in flight at the
-# OSDs and measured the cache. The scratch image is opened without it, whatever the mgr's options say.
+# What the scratch image is made and opened with, whatever the mgr's or the pool's options say:
+# - only the layering feature (rbd_default_features may add exclusive-lock, object-map and journaling:
+#   a journal in rbd_journal_pool, another pool; object-map updates in each write; and without the
+#   exclusive lock the persistent write-back cache, "pwl", which acknowledges writes from a file on the
+#   mgr's host, never starts);
+# - its data in the scratch pool itself (rbd_default_data_pool would put it in a pool perfwatch did not
+#   create and whose free space it never checked);
+# - librbd's cache off, through the image's conf_* metadata, which librbd applies over the process's and
+#   the pool's options when it opens the image. With the cache on (the default) and
+#   rbd_cache_writethrough_until_flush false (a tuning guides give for VMs), a write is acknowledged as
+#   soon as it is handed on: a round at queue depth 16 kept 311 writes in flight at the OSDs and measured
+#   the cache.
 NO_CACHE_KEY, NO_CACHE_VALUE = "conf_rbd_cache", "false"
+# QoS limits (from the mgr's or the pool's options) are left as the operator set them, but a round under
+# one would measure the limit: it stops before its first write and says which.
+QOS_LIMITS = (
+    "rbd_qos_iops_limit",
+    "rbd_qos_bps_limit",
+    "rbd_qos_read_iops_limit",
+    "rbd_qos_write_iops_limit",
+    "rbd_qos_read_bps_limit",
+    "rbd_qos_write_bps_limit",
+)
 
 
-class CacheNotOff(RuntimeError):
-    """The scratch image's librbd cache is still on: the round stops before its first write."""
+def _create(ioctx: Any, pool: str, name: str, size: int) -> None:
+    import rbd
+
+    rbd.RBD().create(ioctx, name, size, old_format=False, features=rbd.RBD_FEATURE_LAYERING, data_pool=pool)
 
 
-def _open_without_cache(ioctx: Any, name: str) -> Any:
-    """The scratch image, open with librbd's cache off (checked where librbd can say: Nautilus on)."""
+def _open_without_cache(ioctx: Any, pool: str, name: str) -> Any:
+    """The scratch image, opened again once its metadata turns librbd's cache off; BenchError (the image
+    closed) when a QoS limit applies to it."""
     import rbd
 
     image = rbd.Image(ioctx, name)
@@ -129,19 +150,30 @@ def _open_without_cache(ioctx: Any, name: str) -> Any:
         image.close()
     image = rbd.Image(ioctx, name)
     try:
-        if hasattr(image, "config_list"):
-            value = next((str(o.get("value")) for o in image.config_list() if o.get("name") == "rbd_cache"), None)
-            if value is not None and value.lower() not in ("false", "0"):
-                raise CacheNotOff(
-                    "librbd's cache is on for the scratch image (rbd_cache={}) although its {} says {}: the round "
-                    "would measure the cache and keep more writes in flight than its queue depth".format(
-                        value, NO_CACHE_KEY, NO_CACHE_VALUE
-                    )
+        limits = qos_limits(image.config_list()) if hasattr(image, "config_list") else {}
+        if limits:
+            raise BenchError(
+                "a QoS limit applies to the scratch image ({}, from the mgr's or the pool's options): the round "
+                "would measure the limit; {} lifts it for pool {} only".format(
+                    ", ".join("{}={}".format(k, v) for k, v in sorted(limits.items())),
+                    "; ".join("`rbd config pool set {} {} 0`".format(pool, k) for k in sorted(limits)),
+                    pool,
                 )
+            )
     except BaseException:
         image.close()
         raise
     return image
+
+
+def qos_limits(config: Any) -> Dict[str, str]:
+    """The QoS limits set (not 0) among an image's options, as Image.config_list lists them."""
+    out: Dict[str, str] = {}
+    for option in config:
+        name, value = option.get("name"), str(option.get("value", "")).strip()
+        if name in QOS_LIMITS and value not in ("", "0"):
+            out[str(name)] = value
+    return out
 
 
 def _open_namespace(adapter: Any, pool: str, namespace: str) -> Any:
