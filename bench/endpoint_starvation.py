@@ -23,7 +23,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(REPO / "mgr_module")]
 
-from perfwatch.core.server import HttpServer, Response  # noqa: E402
+from perfwatch.common.server import HttpServer, Response  # noqa: E402
 
 BODY = b"ceph_perfwatch_up 1\n" * 2000
 BIG = b"x" * (32 << 20)

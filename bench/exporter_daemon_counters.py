@@ -27,8 +27,8 @@ sys.path[:0] = [str(REPO / "exporters"), str(REPO / "mgr_module")]
 from perfwatch_host_exporter import daemon_counters  # noqa: E402
 from perfwatch_host_exporter.families import EXPORTER_REGISTRY  # noqa: E402
 
-from perfwatch.core.exposition import render  # noqa: E402
-from perfwatch.daemon_counters import counters  # noqa: E402
+from perfwatch.common.daemon_counters import counters  # noqa: E402
+from perfwatch.common.exposition import render  # noqa: E402
 
 FIXTURES = REPO / "tests" / "fixtures"
 FSID = "2f3c6a52-93a4-4a52-9b41-0c6a0c9e2b7d"

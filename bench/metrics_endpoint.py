@@ -34,13 +34,13 @@ from synthetic_module import filled_board  # noqa: E402
 from lab import cephcli  # noqa: E402
 from lab.cluster import Lab  # noqa: E402
 from perfwatch.benchmarks.measurement import Measurement  # noqa: E402
-from perfwatch.collection_budget import CollectionBudget  # noqa: E402
-from perfwatch.collector import Collector, Settings  # noqa: E402
-from perfwatch.core import exposition  # noqa: E402
-from perfwatch.core.server import HttpServer  # noqa: E402
-from perfwatch.daemon_counters import counters  # noqa: E402
-from perfwatch.metric_families import MODULE_REGISTRY  # noqa: E402
-from perfwatch.web import active_app  # noqa: E402
+from perfwatch.collection.budget import CollectionBudget  # noqa: E402
+from perfwatch.collection.collector import Collector, Settings  # noqa: E402
+from perfwatch.collection.module_families import MODULE_REGISTRY  # noqa: E402
+from perfwatch.common import exposition  # noqa: E402
+from perfwatch.common.daemon_counters import counters  # noqa: E402
+from perfwatch.common.server import HttpServer  # noqa: E402
+from perfwatch.endpoint.pages import active_app  # noqa: E402
 
 CYCLES = 5  # timed collection cycles per size
 
@@ -61,7 +61,7 @@ def ms(values: list[float]) -> str:
 
 
 def budgeted(cpu: float, wall: float, interval: float = 30.0, percent: float = 5.0, passes: int = 1000) -> str:
-    """How the module's budget (collection_budget.py) spaces cycles of `cpu` s of CPU and `wall` s: passes
+    """How the module's budget (collection/budget.py) spaces cycles of `cpu` s of CPU and `wall` s: passes
     every wall + interval when collecting, every interval when not."""
     budget, now, ran, spent = CollectionBudget(), 0.0, 0, 0.0
     for _ in range(passes):

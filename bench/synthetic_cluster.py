@@ -44,7 +44,7 @@ sys.path.insert(1, str(Path(__file__).resolve().parent.parent / "mgr_module"))  
 from alerts.profiles import PRODUCTION, Profile
 from perfwatch.load.queries import CLIENTS
 from perfwatch.load.queries import POOLS as POOLS_QUERY
-from perfwatch.options import defaults
+from perfwatch.options.declared import defaults
 
 # load_attribution on, with its defaults: per-OSD load series of the busiest OSDs up to the cap
 LOAD_DEFAULTS = defaults()

@@ -136,6 +136,6 @@ def mgr_adapter(mgr: StandInMgr, request_timeout: float = 10.0) -> Any:
         stub = types.ModuleType("mgr_module")
         stub.MgrModule = object  # type: ignore[attr-defined]
         sys.modules["mgr_module"] = stub
-    from perfwatch.mgr_adapter import MgrAdapter
+    from perfwatch.ceph.mgr_adapter import MgrAdapter
 
     return MgrAdapter(mgr, lambda: request_timeout)  # type: ignore[arg-type]

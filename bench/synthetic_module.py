@@ -11,7 +11,7 @@ from perfwatch.benchmarks.measurement import Measurement
 from perfwatch.benchmarks.records.store import BenchStore
 from perfwatch.benchmarks.result_board import ResultBoard
 from perfwatch.benchmarks.run import Run
-from perfwatch.osd_networks import OsdNetwork
+from perfwatch.ceph.osd_networks import OsdNetwork
 
 LIGHT = (("rados", "write_latency", "seconds"), ("rados", "read_latency", "seconds"),
          ("net", "ping_front", "seconds"), ("net", "ping_back", "seconds"))  # fmt: skip

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The module's options in README.md, generated from mgr_module/perfwatch/options.py: the list the mgr
+"""The module's options in README.md, generated from mgr_module/perfwatch/options/declared.py: the list the mgr
 reads (module.py turns each entry into an `Option`), so the README cannot drift from what
 `ceph config set mgr mgr/perfwatch/<option>` accepts. A table (name, type, default, range or values, the
 short description), then each option's long description where it has one.
@@ -18,11 +18,13 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 README = REPO / "README.md"
-BEGIN = "<!-- BEGIN options: generated from mgr_module/perfwatch/options.py by docs/options_table.py --write -->"
+BEGIN = (
+    "<!-- BEGIN options: generated from mgr_module/perfwatch/options/declared.py by docs/options_table.py --write -->"
+)
 END = "<!-- END options -->"
 
 sys.path.insert(0, str(REPO / "mgr_module"))
-from perfwatch.options import OPTIONS  # noqa: E402
+from perfwatch.options.declared import OPTIONS  # noqa: E402
 
 
 def _text(text: str) -> str:

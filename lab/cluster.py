@@ -347,7 +347,7 @@ class Lab:
                 f"--module-from rootfs: {root}'s mgr_util.py imports bcrypt at the top, which fails in the mgr's "
                 "sub-interpreters (Debian trixie's Reef): its modules load only through the lab's module folder"
             )
-        version = read(where / "version.py") or ""
+        version = read(where / "common" / "version.py") or ""
         found = re.search(r'__version__ = "([^"]+)"', version)
         return f"{where} (version {found.group(1) if found else 'unknown'}) of {root}"
 

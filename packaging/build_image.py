@@ -25,7 +25,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 CONTAINERFILE = REPO / "Containerfile"
-VERSION_FILE = REPO / "mgr_module" / "perfwatch" / "version.py"
+VERSION_FILE = REPO / "mgr_module" / "perfwatch" / "common" / "version.py"
 TARGETS = {"mgr": "ceph-perfwatch", "host-exporter": "perfwatch-host-exporter"}
 
 

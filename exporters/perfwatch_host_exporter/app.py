@@ -8,10 +8,10 @@ import gzip
 import html
 from typing import Callable, Dict, Tuple
 
-from perfwatch.core.exposition import CONTENT_TYPE, render
-from perfwatch.core.metrics_model import Sample
-from perfwatch.core.server.responses import App, Response
-from perfwatch.version import __version__
+from perfwatch.common.exposition import CONTENT_TYPE, render
+from perfwatch.common.metrics_model import Sample
+from perfwatch.common.server.responses import App, Response
+from perfwatch.common.version import __version__
 
 from . import families as f
 from .collection_loop import Health

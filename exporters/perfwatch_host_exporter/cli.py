@@ -1,4 +1,4 @@
-"""Command line: options, logging, the HTTP server (the module's perfwatch.core.server), clean shutdown."""
+"""Command line: options, logging, the HTTP server (the module's perfwatch.common.server), clean shutdown."""
 
 import argparse
 import ipaddress
@@ -10,9 +10,9 @@ import sys
 import threading
 from typing import Any, Dict, List, NoReturn, Optional
 
-from perfwatch.core.server import HttpServer
-from perfwatch.core.server.security import Security
-from perfwatch.version import __version__
+from perfwatch.common.server import HttpServer
+from perfwatch.common.server.security import Security
+from perfwatch.common.version import __version__
 
 from . import fsid, network, nic_map, trust
 from .app import make_app

@@ -8,9 +8,9 @@ import threading
 import time
 from typing import Callable, List, NamedTuple, Optional, Tuple
 
-from perfwatch.core.exposition import render
-from perfwatch.core.metrics_cache import MetricsCache
-from perfwatch.core.metrics_model import Labels, Sample
+from perfwatch.common.exposition import render
+from perfwatch.common.metrics_cache import MetricsCache
+from perfwatch.common.metrics_model import Labels, Sample
 
 from . import families as f
 

@@ -15,8 +15,8 @@ import time
 from functools import partial
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Set, Tuple
 
-from perfwatch.core.exposition import render
-from perfwatch.core.metrics_model import Labels, Sample
+from perfwatch.common.exposition import render
+from perfwatch.common.metrics_model import Labels, Sample
 
 from . import asok, daemon_counters, network, nic_map, rgw, side_by_side, trust
 from . import families as f

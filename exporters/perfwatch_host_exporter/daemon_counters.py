@@ -3,19 +3,20 @@ sockets of this host's own OSDs instead: for large clusters, where no single pro
 serve the whole cluster (`--daemon-counters`, with the module's `daemon_counters_source` set to
 `exporters`).
 
-The families are the module's own (perfwatch.daemon_counters.families), read with the module's table
-(perfwatch.daemon_counters.counters), declared into the exporter's registry with the labels every exporter series has
-besides ceph_daemon: cluster (the fsid) and hostname. The rules aggregate them by (cluster, ceph_daemon),
-so they read either source the same way. Pure but for `ask`, which the collector passes in.
+The families are the module's own (perfwatch.common.daemon_counters.counter_families), read with the
+module's table (perfwatch.common.daemon_counters.counters), declared into the exporter's registry with the
+labels every exporter series has besides ceph_daemon: cluster (the fsid) and hostname. The rules
+aggregate them by (cluster, ceph_daemon), so they read either source the same way. Pure but for `ask`, which
+the collector passes in.
 """
 
 import socket
 from typing import Any, Callable, Dict, List, Tuple
 
-from perfwatch.core.metrics_model import Labels, Sample
-from perfwatch.daemon_counters import counters
-from perfwatch.daemon_counters import families as mf
-from perfwatch.daemon_counters.fetch_reasons import REASON_DECODE, REASON_ERROR, REASON_TIMEOUT
+from perfwatch.common.daemon_counters import counter_families as mf
+from perfwatch.common.daemon_counters import counters
+from perfwatch.common.daemon_counters.fetch_reasons import REASON_DECODE, REASON_ERROR, REASON_TIMEOUT
+from perfwatch.common.metrics_model import Labels, Sample
 
 from .asok import AsokDecode, AsokTimeout
 from .families import EXPORTER_REGISTRY

@@ -8,7 +8,7 @@ import logging
 import threading
 from typing import Dict, Iterable, Optional
 
-from perfwatch.core.server.httpwire import printable
+from perfwatch.common.server.httpwire import printable
 
 _MAX_REMEMBERED = 1000  # kinds remembered; the one seen longest ago is forgotten first
 

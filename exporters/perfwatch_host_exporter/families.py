@@ -3,7 +3,7 @@ declared into EXPORTER_REGISTRY: the exporter's own, not the mgr module's."""
 
 from typing import Iterable, Tuple
 
-from perfwatch.core.metrics_model import Registry
+from perfwatch.common.metrics_model import Registry
 
 EXPORTER_REGISTRY = Registry()
 

@@ -27,10 +27,10 @@ import threading
 import time
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
 
-from perfwatch.core.server.basic_auth import BasicAuth
-from perfwatch.core.server.passwords import PasswordError
-from perfwatch.core.server.security import FixedSecurity, Security
-from perfwatch.core.server.tls import (
+from perfwatch.common.server.basic_auth import BasicAuth
+from perfwatch.common.server.passwords import PasswordError
+from perfwatch.common.server.security import FixedSecurity, Security
+from perfwatch.common.server.tls import (
     NO_CLIENT_CERT,
     REQUIRE_AND_VERIFY,
     VERIFY_IF_GIVEN,

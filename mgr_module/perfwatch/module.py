@@ -8,32 +8,28 @@ from typing import Any, ClassVar, Dict, List, Optional
 
 from mgr_module import HandleCommandResult, MgrModule, Option
 
-from . import (
-    config,
-    endpoint_security,
-    mgr_compat,
-    mgr_logging,
-    options,
-    secrets_commands,
-    validation,
-)
-from .benchmarks import commands
+from .benchmarks import replies as commands
 from .benchmarks.judging import health
 from .benchmarks.records.common import entry_max_for
 from .benchmarks.records.store import BenchStore
 from .benchmarks.result_board import ResultBoard
 from .benchmarks.run import Run
 from .benchmarks.runner import Runner
-from .collector import Collector, Settings
-from .endpoint import Endpoint
-from .load_cli import LoadCommands
-from .mgr_adapter import MgrAdapter, MgrProgress
-from .output import OutputFormat
-from .runner_guard import with_runner
-from .secrets_cli import SecretsCommands
-from .status_cli import StatusCommands
-from .version import __version__
-from .web import active_app
+from .ceph import mgr_compat, mgr_logging
+from .ceph.mgr_adapter import MgrAdapter, MgrProgress
+from .collection.collector import Collector, Settings
+from .commands import secret_files as secrets_commands
+from .commands.bench import with_runner
+from .commands.output import OutputFormat
+from .commands.secrets import SecretsCommands
+from .commands.status import StatusCommands
+from .commands.top import LoadCommands
+from .common.version import __version__
+from .endpoint import security as endpoint_security
+from .endpoint.listener import Endpoint
+from .endpoint.pages import active_app
+from .options import config, validation
+from .options import declared as options
 
 MODULE_OPTIONS = [Option(**spec) for spec in options.OPTIONS]
 

@@ -5,11 +5,14 @@ from typing import Any, List, Optional, Tuple
 
 from mgr_module import MgrStandbyModule, Option
 
-from . import config, endpoint_security, mgr_logging, options, validation
-from .core.server import HttpServer
-from .core.server.security import Security
+from .ceph import mgr_logging
+from .common.server import HttpServer
+from .common.server.security import Security
+from .endpoint import security as endpoint_security
+from .endpoint.pages import standby_app
 from .module import MODULE_OPTIONS
-from .web import standby_app
+from .options import config, validation
+from .options import declared as options
 
 RECHECK = 30.0  # seconds between looks at the stored certificate, key and users
 

@@ -17,7 +17,7 @@ import pytest
 
 from lab import cephcli
 from lab.cephcli import CephCommandError
-from perfwatch import options
+from perfwatch.options import declared as options
 
 from .labutil import LabHandle, finished, mgr_log_of, run_lab, s3_client, s3_user, start_bench, wait_until
 

@@ -10,7 +10,7 @@ import pytest
 
 from lab import cephcli, releases
 from lab.cephcli import CephCommandError
-from perfwatch.version import __version__
+from perfwatch.common.version import __version__
 
 from .conftest import RELEASE
 from .labutil import LabHandle, wait_until

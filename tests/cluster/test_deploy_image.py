@@ -19,7 +19,7 @@ import pytest
 
 from lab import releases, rootfs
 from lab.cluster import Lab
-from perfwatch.version import __version__
+from perfwatch.common.version import __version__
 
 from ..tools import packaging_tool
 from .labutil import REPO, free_ports, side_lab, wait_until

@@ -13,7 +13,7 @@ import pytest
 
 from lab import mountns, releases, rootfs
 from lab.cluster import Lab
-from perfwatch.version import __version__
+from perfwatch.common.version import __version__
 
 from .labutil import REPO, side_lab, wait_until
 

@@ -18,7 +18,7 @@ from alerts.profiles import PRODUCTION
 from alerts.promql import input_selectors
 from dashboards import generate as dashboards_generate
 from dashboards import queries as dashboard_queries
-from perfwatch.daemon_counters import counters
+from perfwatch.common.daemon_counters import counters
 
 from .alert_checks import Load
 from .labutil import LabHandle, finished, run_lab, s3_client, start_bench, wait_until

@@ -14,8 +14,9 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from lab import cephcli
 from lab.cephcli import CephCommandError
-from perfwatch import options
-from perfwatch.daemon_counters import counters, families
+from perfwatch.common.daemon_counters import counter_families as families
+from perfwatch.common.daemon_counters import counters
+from perfwatch.options import declared as options
 
 from .labutil import LabHandle, run_lab, wait_until
 from .promutil import Prometheus

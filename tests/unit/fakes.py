@@ -9,8 +9,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from perfwatch.adapter import CephAdapter, FetchError
-from perfwatch.daemon_counters.fetch_reasons import REASON_ERROR, REASON_TIMEOUT
+from perfwatch.ceph.seam import CephAdapter, FetchError
+from perfwatch.common.daemon_counters.fetch_reasons import REASON_ERROR, REASON_TIMEOUT
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 PERF_DUMP = json.loads((FIXTURES / "pacific_osd_perf_dump.json").read_text())

@@ -16,7 +16,7 @@ from perfwatch_host_exporter.families import EXPORTER_REGISTRY
 from alerts import alerting, generate, recording, validate
 from alerts.profiles import LAB, PRODUCTION, PROFILES, Profile, differing_fields
 from alerts.promql import input_selectors
-from perfwatch.metric_families import MODULE_REGISTRY
+from perfwatch.collection.module_families import MODULE_REGISTRY
 
 GENERATED = generate.OUT
 DURATION = re.compile(r"^\d+[smhd]$")

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
+from perfwatch.benchmarks.engine.qd_loop import run_at_queue_depth
 from perfwatch.benchmarks.kinds.osd import OsdBench
-from perfwatch.benchmarks.kinds.qd_loop import run_at_queue_depth
 from perfwatch.benchmarks.kinds.rados import RadosLatency
 from perfwatch.benchmarks.kinds.rbd import RbdIO
 from perfwatch.benchmarks.kinds.rgw import RgwIndex

@@ -9,9 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from perfwatch import options
-from perfwatch.adapter import FetchError
-from perfwatch.benchmarks.kinds.commit_evidence import (
+from perfwatch.benchmarks.engine.commit_evidence import (
     COMMIT_COMMAND,
     COMMIT_COUNTERS,
     MAX_OSDS,
@@ -21,10 +19,12 @@ from perfwatch.benchmarks.kinds.commit_evidence import (
     slow_committers,
     window_latency,
 )
-from perfwatch.benchmarks.kinds.probe_coverage import ProbeCoverage
+from perfwatch.benchmarks.engine.probe_coverage import ProbeCoverage
 from perfwatch.benchmarks.kinds.rados import RadosLatency
 from perfwatch.benchmarks.lifecycle.planning import OsdInfo
-from perfwatch.daemon_counters.fetch_reasons import REASON_BUSY, REASON_ERROR
+from perfwatch.ceph.seam import FetchError
+from perfwatch.common.daemon_counters.fetch_reasons import REASON_BUSY, REASON_ERROR
+from perfwatch.options import declared as options
 
 EXPORTER_FIXTURES = Path(__file__).resolve().parent / "fixtures_exporter"
 

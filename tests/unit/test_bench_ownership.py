@@ -7,13 +7,13 @@ from typing import Any
 
 import pytest
 
-from perfwatch.adapter import FetchError
 from perfwatch.benchmarks.base import BenchError
 from perfwatch.benchmarks.kinds import rgw
 from perfwatch.benchmarks.lifecycle import scratch_pool
 from perfwatch.benchmarks.records import scratch as scratch_records
 from perfwatch.benchmarks.records.store import BenchStore
-from perfwatch.daemon_counters.fetch_reasons import REASON_ERROR
+from perfwatch.ceph.seam import FetchError
+from perfwatch.common.daemon_counters.fetch_reasons import REASON_ERROR
 
 from .test_bench_store import KV
 

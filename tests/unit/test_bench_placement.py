@@ -2,7 +2,7 @@
 
 import pytest
 
-from perfwatch.benchmarks.kinds import placement
+from perfwatch.benchmarks.engine import placement
 
 VECTORS = [
     ("a", "", 0x29EEC818, 0x18),

@@ -10,7 +10,7 @@ from collections.abc import Callable
 import pytest
 
 from perfwatch.benchmarks.base import BenchError
-from perfwatch.benchmarks.kinds.qd_loop import run_at_queue_depth
+from perfwatch.benchmarks.engine.qd_loop import run_at_queue_depth
 
 
 class Ctx:

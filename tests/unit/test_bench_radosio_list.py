@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import pytest
 
 from perfwatch.benchmarks.base import BenchError, OpTimeout
-from perfwatch.benchmarks.kinds.rados_io import RadosIO
+from perfwatch.benchmarks.engine.rados_io import RadosIO
 
 
 class Obj:

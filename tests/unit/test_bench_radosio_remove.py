@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from perfwatch.benchmarks.base import BenchError
-from perfwatch.benchmarks.kinds.rados_io import RadosIO
+from perfwatch.benchmarks.engine.rados_io import RadosIO
 
 
 class Completion:

@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 
-from perfwatch import metric_families as mf
 from perfwatch.benchmarks import result_board
 from perfwatch.benchmarks.measurement import Measurement
 from perfwatch.benchmarks.records.store import BenchStore
 from perfwatch.benchmarks.result_board import ResultBoard
-from perfwatch.core.exposition import Column, as_samples
+from perfwatch.collection import module_families as mf
+from perfwatch.common.exposition import Column, as_samples
 
 from .test_bench_result_board import finished
 from .test_bench_store import KV, Log

@@ -11,17 +11,17 @@ from typing import Any
 
 import pytest
 
-from perfwatch import options
-from perfwatch.benchmarks import commands
+from perfwatch.benchmarks import replies as commands
 from perfwatch.benchmarks.base import Benchmark, Context, ParamSpec
 from perfwatch.benchmarks.kinds.registry import KINDS
-from perfwatch.benchmarks.lifecycle.lifecycle import Refused
 from perfwatch.benchmarks.lifecycle.planning import OsdInfo
+from perfwatch.benchmarks.lifecycle.run_control import Refused
 from perfwatch.benchmarks.measurement import Measurement
 from perfwatch.benchmarks.records.store import BenchStore
 from perfwatch.benchmarks.run import Run
 from perfwatch.benchmarks.runner import Runner
-from perfwatch.output import OutputFormat
+from perfwatch.commands.output import OutputFormat
+from perfwatch.options import declared as options
 
 
 def entry(run_id: str) -> dict:

@@ -14,9 +14,10 @@ from botocore.auth import S3SigV4Auth
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
 
-from perfwatch import options, status
 from perfwatch.benchmarks.base import BenchError
-from perfwatch.benchmarks.kinds.s3_client import EMPTY_SHA256, AnswerTooLarge, S3Client, listed_keys, read_capped, sign
+from perfwatch.benchmarks.engine.s3_client import EMPTY_SHA256, AnswerTooLarge, S3Client, listed_keys, read_capped, sign
+from perfwatch.commands import status_report as status
+from perfwatch.options import declared as options
 
 NOW = datetime.datetime(2026, 11, 21, 18, 30, 5, tzinfo=datetime.UTC)
 ACCESS, SECRET = "AKIDEXAMPLE", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY"

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from perfwatch.call_pool import Busy, CallPool, PoolBusy, TimedOut
+from perfwatch.ceph.call_pool import Busy, CallPool, PoolBusy, TimedOut
 
 
 class Clock:

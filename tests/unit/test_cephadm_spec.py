@@ -13,7 +13,7 @@ import yaml
 from perfwatch_host_exporter.cli import DEFAULT_PORT, parser
 
 from alerts.profiles import PRODUCTION
-from perfwatch.version import __version__
+from perfwatch.common.version import __version__
 from tests.cluster.promutil import Prometheus
 
 REPO = Path(__file__).resolve().parents[2]

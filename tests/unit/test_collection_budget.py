@@ -1,4 +1,4 @@
-"""The collection's CPU budget (collection_budget.py), the CPU clock it reads (cpu_clock.py), and how the
+"""The collection's CPU budget (collection/budget.py), the CPU clock it reads (cpu_clock.py), and how the
 collector, its adapter's command threads and `ceph perfwatch status` keep to it and report it."""
 
 from __future__ import annotations
@@ -10,12 +10,12 @@ from typing import Any
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from perfwatch import cpu_clock
-from perfwatch.call_pool import CallPool
-from perfwatch.collection_budget import CollectionBudget
-from perfwatch.collector import Collector, Settings
-from perfwatch.cpu_clock import thread_cpu_clock
-from perfwatch.status import cpu_budget
+from perfwatch.ceph import cpu_clock
+from perfwatch.ceph.call_pool import CallPool
+from perfwatch.ceph.cpu_clock import thread_cpu_clock
+from perfwatch.collection.budget import CollectionBudget
+from perfwatch.collection.collector import Collector, Settings
+from perfwatch.commands.status_report import cpu_budget
 
 from .fakes import FakeAdapter
 

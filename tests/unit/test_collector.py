@@ -8,9 +8,9 @@ from perfwatch.benchmarks.measurement import Measurement
 from perfwatch.benchmarks.records.store import BenchStore
 from perfwatch.benchmarks.result_board import ResultBoard
 from perfwatch.benchmarks.run import Run
-from perfwatch.collector import Collector, Settings
-from perfwatch.daemon_counters.fetch_reasons import REASONS
-from perfwatch.status import unavailable_report
+from perfwatch.collection.collector import Collector, Settings
+from perfwatch.commands.status_report import unavailable_report
+from perfwatch.common.daemon_counters.fetch_reasons import REASONS
 
 from .fakes import FakeAdapter
 from .test_bench_store import KV, Log
@@ -161,7 +161,7 @@ def test_counters_a_release_lacks_are_exported_as_unavailable_and_in_the_report(
 
 
 def test_each_osds_addresses_are_exported_and_a_failure_to_read_them_ends_no_cycle() -> None:
-    from perfwatch.osd_networks import OsdNetwork
+    from perfwatch.ceph.osd_networks import OsdNetwork
 
     adapter = FakeAdapter(2)
     adapter.osd_networks = lambda: [  # type: ignore[method-assign]

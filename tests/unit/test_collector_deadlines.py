@@ -11,8 +11,8 @@ import types
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from perfwatch.collector import Collector, Settings
-from perfwatch.osd_reads import COMMANDS
+from perfwatch.collection.collector import Collector, Settings
+from perfwatch.collection.osd_reads import COMMANDS
 
 from .fakes import FakeAdapter
 from .test_collector import parsed
@@ -116,7 +116,7 @@ def test_an_answer_stamped_before_its_deadline_counts_though_the_clock_is_read_b
     found such an answer counted as a timeout)."""
     import queue as queue_module
 
-    import perfwatch.osd_reads as osd_reads_module
+    import perfwatch.collection.osd_reads as osd_reads_module
 
     clock = _Clock(deadline=100.0 + 1.0 * len(COMMANDS))
     held: dict[str, Any] = {}

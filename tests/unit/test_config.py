@@ -4,7 +4,8 @@ import typing
 
 import pytest
 
-from perfwatch import config, options, validation
+from perfwatch.options import config, validation
+from perfwatch.options import declared as options
 
 PYTHON_TYPES = {"int": int, "uint": int, "secs": int, "size": int, "float": float, "bool": bool, "str": str}
 

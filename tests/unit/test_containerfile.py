@@ -11,7 +11,7 @@ from types import ModuleType
 import pytest
 
 from lab import releases
-from perfwatch.version import __version__
+from perfwatch.common.version import __version__
 
 from ..tools import packaging_tool
 
@@ -73,13 +73,15 @@ def test_the_images_state_licence_source_and_revision() -> None:
 def test_the_exporters_tree_is_generated_and_fresh() -> None:
     """debian/perfwatch-host-exporter.install and the Containerfile list what packaging/exporter_tree.py
     finds the exporter imports: the shared core, the daemon counters (--daemon-counters) and the version,
-    nothing of the mgr module's own (module.py, benchmarks/, collector.py, metric_families.py)."""
+    nothing of the mgr module's own (module.py, benchmarks/, collection/)."""
     tree = packaging_tool("exporter_tree")
     assert tree.main(["--check"]) == 0, "stale: run packaging/exporter_tree.py --write"
     files = tree.module_files()
-    assert {"mgr_module/perfwatch/core/server/httpserver.py", "mgr_module/perfwatch/core/exposition.py"} <= set(files)
-    shared = ("mgr_module/perfwatch/core/", "mgr_module/perfwatch/daemon_counters/")
-    package = ("mgr_module/perfwatch/__init__.py", "mgr_module/perfwatch/version.py")
+    assert {"mgr_module/perfwatch/common/server/httpserver.py", "mgr_module/perfwatch/common/exposition.py"} <= set(
+        files
+    )
+    shared = ("mgr_module/perfwatch/common/", "mgr_module/perfwatch/common/daemon_counters/")
+    package = ("mgr_module/perfwatch/__init__.py", "mgr_module/perfwatch/common/version.py")
     assert [f for f in files if not f.startswith(shared) and f not in package] == []
 
 

@@ -8,12 +8,12 @@ from typing import Any
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from perfwatch.core import exposition
-from perfwatch.core.exposition import exposable
-from perfwatch.core.metrics_model import Registry, Sample
-from perfwatch.daemon_counters import counters
-from perfwatch.daemon_counters.counter_rows import Layout
-from perfwatch.metric_families import MODULE_REGISTRY
+from perfwatch.collection.module_families import MODULE_REGISTRY
+from perfwatch.common import exposition
+from perfwatch.common.daemon_counters import counters
+from perfwatch.common.daemon_counters.counter_rows import Layout
+from perfwatch.common.exposition import exposable
+from perfwatch.common.metrics_model import Registry, Sample
 
 from .fakes import PERF_DUMP
 

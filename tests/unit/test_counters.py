@@ -2,9 +2,9 @@ import copy
 
 import pytest
 
-from perfwatch.daemon_counters import counters as c
-from perfwatch.daemon_counters.families import MEMPOOL_BYTES, MEMPOOL_ITEMS
-from perfwatch.metric_families import MODULE_REGISTRY
+from perfwatch.collection.module_families import MODULE_REGISTRY
+from perfwatch.common.daemon_counters import counters as c
+from perfwatch.common.daemon_counters.counter_families import MEMPOOL_BYTES, MEMPOOL_ITEMS
 
 from .fakes import MEMPOOLS, PERF_DUMP
 

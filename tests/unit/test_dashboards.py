@@ -24,8 +24,8 @@ from perfwatch_host_exporter import daemon_counters
 from alerts import alerting, validate
 from alerts.profiles import PRODUCTION
 from dashboards import common, generate, queries
-from perfwatch.daemon_counters import counters
-from perfwatch.metric_families import MODULE_REGISTRY
+from perfwatch.collection.module_families import MODULE_REGISTRY
+from perfwatch.common.daemon_counters import counters
 
 REPO = Path(__file__).resolve().parents[2]
 RECORDING = REPO / "alerts" / "generated" / "production" / "recording.yml"

@@ -20,7 +20,7 @@ from types import ModuleType
 import pytest
 from perfwatch_host_exporter.cli import parser
 
-from perfwatch.version import __version__
+from perfwatch.common.version import __version__
 
 from ..tools import packaging_tool
 
@@ -138,9 +138,9 @@ def test_pyproject_carries_the_modules_version() -> None:
 
 def test_build_debs_refuses_a_changelog_that_is_not_the_modules_version(tmp_path: Path) -> None:
     script = build_debs()
-    (tmp_path / "mgr_module/perfwatch").mkdir(parents=True)
+    (tmp_path / "mgr_module/perfwatch/common").mkdir(parents=True)
     (tmp_path / "debian").mkdir()
-    (tmp_path / "mgr_module/perfwatch/version.py").write_text('"""v"""\n\n__version__ = "0.2.0"\n')
+    (tmp_path / "mgr_module/perfwatch/common/version.py").write_text('"""v"""\n\n__version__ = "0.2.0"\n')
     (tmp_path / "debian/changelog").write_text("ceph-perfwatch (0.1.0) unstable; urgency=medium\n")
     with pytest.raises(script.BuildError, match=r"top entry is 0\.1\.0 but .* says 0\.2\.0"):
         script.checked_version(tmp_path)
@@ -218,7 +218,7 @@ def test_the_mgr_package_holds_every_module_file_under_usr_share_ceph_mgr_and_no
         for path in git_files("mgr_module/perfwatch", untracked=build.untracked)
         if path.endswith(".py") and (REPO / path).is_file()
     ]
-    assert {"__init__.py", "module.py", "benchmarks/__init__.py", "core/server/__init__.py"} <= set(module)
+    assert {"__init__.py", "module.py", "benchmarks/__init__.py", "common/server/__init__.py"} <= set(module)
     shipped = files(deb)
     assert {path.removeprefix(MGR_DIR) for path in shipped if path.startswith(MGR_DIR)} == set(module)
     others = {path for path in shipped if not path.startswith(MGR_DIR)}
@@ -243,8 +243,8 @@ def test_the_exporter_package_holds_launcher_unit_defaults_man_page_and_the_priv
     } | {path.removeprefix("mgr_module/") for path in packaging_tool("exporter_tree").module_files()}
     assert {
         "perfwatch_host_exporter/__main__.py",
-        "perfwatch/core/exposition.py",
-        "perfwatch/core/server/__init__.py",
+        "perfwatch/common/exposition.py",
+        "perfwatch/common/server/__init__.py",
     } <= expected
     assert private == expected, "the exporter and the modules it imports, nothing of the mgr module's own"
     assert "perfwatch/module.py" not in private
@@ -322,8 +322,8 @@ def test_the_private_tree_alone_runs_the_exporter(build: Build, tmp_path: Path) 
         [
             python,
             "-c",
-            "import perfwatch, perfwatch.core.server, perfwatch_host_exporter.cli as cli; "
-            "print(perfwatch.__file__, perfwatch.core.server.__file__, cli.__file__)",
+            "import perfwatch, perfwatch.common.server, perfwatch_host_exporter.cli as cli; "
+            "print(perfwatch.__file__, perfwatch.common.server.__file__, cli.__file__)",
         ],
         cwd=tmp_path,
         env=env,

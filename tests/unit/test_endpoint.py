@@ -1,4 +1,4 @@
-"""endpoint.py over real sockets on 127.0.0.1: a server_addr that cannot be bound here never takes the
+"""endpoint/listener.py over real sockets on 127.0.0.1: a server_addr that cannot be bound here never takes the
 metrics endpoint down; it keeps serving where it listened before, says so in `error` and raises
 PERFWATCH_ENDPOINT until it listens where configured. 192.0.2.1 (TEST-NET-1) is never an address of this
 host: binding it fails with EADDRNOTAVAIL, and no traffic is ever sent but to 127.0.0.1."""
@@ -16,13 +16,13 @@ from typing import Any, ClassVar
 
 import pytest
 
-from perfwatch import endpoint
-from perfwatch.core.server import Response
-from perfwatch.core.server import passwords as pw
-from perfwatch.core.server.basic_auth import BasicAuth
-from perfwatch.core.server.security import FixedSecurity, Security
-from perfwatch.endpoint import ENDPOINT, Endpoint
-from perfwatch.endpoint_security import Wanted
+from perfwatch.common.server import Response
+from perfwatch.common.server import passwords as pw
+from perfwatch.common.server.basic_auth import BasicAuth
+from perfwatch.common.server.security import FixedSecurity, Security
+from perfwatch.endpoint import listener as endpoint
+from perfwatch.endpoint.listener import ENDPOINT, Endpoint
+from perfwatch.endpoint.security import Wanted
 
 UNBINDABLE = "192.0.2.1"
 

@@ -14,7 +14,7 @@ import pytest
 from perfwatch_host_exporter import asok
 from perfwatch_host_exporter.identity import identify
 
-from perfwatch.daemon_counters.counters import PERF_DUMP
+from perfwatch.common.daemon_counters.counters import PERF_DUMP
 
 
 @contextmanager

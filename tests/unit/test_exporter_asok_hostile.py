@@ -24,8 +24,8 @@ from perfwatch_host_exporter.identity import identify
 from perfwatch_host_exporter.sockets import DaemonSockets
 from prometheus_client.parser import text_string_to_metric_families
 
-from perfwatch.daemon_counters.counters import PERF_DUMP
-from perfwatch.daemon_counters.fetch_reasons import REASON_DECODE
+from perfwatch.common.daemon_counters.counters import PERF_DUMP
+from perfwatch.common.daemon_counters.fetch_reasons import REASON_DECODE
 
 from .test_exporter_collector import FSID, build, collector, value, values
 

@@ -15,8 +15,8 @@ from perfwatch_host_exporter.collector import HostCollector, HostSettings
 from perfwatch_host_exporter.families import EXPORTER_REGISTRY
 from prometheus_client.parser import text_string_to_metric_families
 
-from perfwatch.core.exposition import PREFIX
-from perfwatch.daemon_counters import counters
+from perfwatch.common.daemon_counters import counters
+from perfwatch.common.exposition import PREFIX
 
 from .fixtures_exporter.fakehost import FakeHost
 

@@ -9,9 +9,9 @@ from perfwatch_host_exporter import asok
 from perfwatch_host_exporter.daemon_counters import FAMILIES
 from prometheus_client.parser import text_string_to_metric_families
 
-from perfwatch.collector import Collector as ModuleCollector
-from perfwatch.collector import Settings as ModuleSettings
-from perfwatch.core.exposition import PREFIX
+from perfwatch.collection.collector import Collector as ModuleCollector
+from perfwatch.collection.collector import Settings as ModuleSettings
+from perfwatch.common.exposition import PREFIX
 
 from .fakes import FakeAdapter
 from .test_exporter_collector import FSID, build, collector

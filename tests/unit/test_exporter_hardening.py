@@ -19,10 +19,10 @@ from perfwatch_host_exporter.discovery import Scanner
 from perfwatch_host_exporter.errors import ErrorCounter
 from perfwatch_host_exporter.fsroot import StatResult
 
-from perfwatch.core.metrics_model import Sample
-from perfwatch.core.server import Response, encode
-from perfwatch.core.server import passwords as pw
-from perfwatch.core.server.basic_auth import (
+from perfwatch.common.metrics_model import Sample
+from perfwatch.common.server import Response, encode
+from perfwatch.common.server import passwords as pw
+from perfwatch.common.server.basic_auth import (
     AUTH_FAILED,
     AUTH_THROTTLED,
     FAILURES,
@@ -30,7 +30,7 @@ from perfwatch.core.server.basic_auth import (
     BasicAuth,
     status_of,
 )
-from perfwatch.core.server.handshake import not_allowed
+from perfwatch.common.server.handshake import not_allowed
 
 from .fixtures_exporter.fakehost import FakeHost
 

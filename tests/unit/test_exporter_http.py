@@ -21,10 +21,10 @@ from perfwatch_host_exporter.collection_loop import CollectionLoop
 from perfwatch_host_exporter.collector import HostCollector, HostSettings
 from prometheus_client.parser import text_string_to_metric_families
 
-from perfwatch.core.exposition import CONTENT_TYPE
-from perfwatch.core.metrics_model import Sample
-from perfwatch.core.server import HttpServer
-from perfwatch.version import __version__
+from perfwatch.common.exposition import CONTENT_TYPE
+from perfwatch.common.metrics_model import Sample
+from perfwatch.common.server import HttpServer
+from perfwatch.common.version import __version__
 
 from .fixtures_exporter.fakehost import FakeHost
 

@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 from perfwatch_host_exporter.families import EXPORTER_REGISTRY
 
-from perfwatch.core.exposition import PREFIX
-from perfwatch.core.metrics_model import Registry
-from perfwatch.metric_families import MODULE_REGISTRY
+from perfwatch.collection.module_families import MODULE_REGISTRY
+from perfwatch.common.exposition import PREFIX
+from perfwatch.common.metrics_model import Registry
 
 from .fixtures_exporter.ceph_exporter_naming import counter_family_names, emulate, exporter_labels, promethize
 

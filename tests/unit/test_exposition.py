@@ -1,7 +1,7 @@
 from prometheus_client.parser import text_string_to_metric_families
 
-from perfwatch.core import exposition
-from perfwatch.core.metrics_model import Registry, Sample
+from perfwatch.common import exposition
+from perfwatch.common.metrics_model import Registry, Sample
 
 THINGS_HELP = 'Things\\counted\nover "lines"'
 FAMILIES = Registry()

@@ -15,19 +15,14 @@ import pytest
 from perfwatch_host_exporter import daemon_counters as exporter_counters
 from prometheus_client.parser import text_string_to_metric_families
 
+from perfwatch.benchmarks.engine.commit_evidence import COMMIT_COMMAND, commit_reading, slow_committers, window_latency
 from perfwatch.benchmarks.judging import attribution
 from perfwatch.benchmarks.judging.baseline import Verdict
-from perfwatch.benchmarks.kinds.commit_evidence import (
-    COMMIT_COMMAND,
-    commit_reading,
-    slow_committers,
-    window_latency,
-)
-from perfwatch.collector import Collector, Settings
-from perfwatch.core import exposition
-from perfwatch.daemon_counters import counters as c
-from perfwatch.daemon_counters.families import MEMPOOL_BYTES, MEMPOOL_ITEMS
-from perfwatch.metric_families import MODULE_REGISTRY
+from perfwatch.collection.collector import Collector, Settings
+from perfwatch.collection.module_families import MODULE_REGISTRY
+from perfwatch.common import exposition
+from perfwatch.common.daemon_counters import counters as c
+from perfwatch.common.daemon_counters.counter_families import MEMPOOL_BYTES, MEMPOOL_ITEMS
 
 from .fakes import PERF_DUMP, FakeAdapter
 

@@ -1,6 +1,6 @@
 import pytest
 
-from perfwatch.core.server import Limits, Response, connection_cap, encode, httpwire
+from perfwatch.common.server import Limits, Response, connection_cap, encode, httpwire
 
 
 @pytest.mark.parametrize(

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from perfwatch import json_members
-from perfwatch.daemon_counters import counters
+from perfwatch.collection import json_members
+from perfwatch.common.daemon_counters import counters
 
 from .fakes import PERF_DUMP
 

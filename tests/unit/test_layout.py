@@ -240,8 +240,8 @@ def test_the_import_graph_reaches_into_the_subpackages() -> None:
 # uses the core. The rest of the module imports them, never the other way: so the exporter ships them
 # without the module (`python3 packaging/exporter_tree.py --why` shows who imports each of its files).
 SHARED = {
-    "perfwatch.core": ("perfwatch.core",),
-    "perfwatch.daemon_counters": ("perfwatch.daemon_counters", "perfwatch.core"),
+    "perfwatch.common": ("perfwatch.common",),
+    "perfwatch.common.daemon_counters": ("perfwatch.common.daemon_counters", "perfwatch.common"),
 }
 
 
@@ -273,15 +273,15 @@ def test_the_shared_code_imports_only_inward(package: str) -> None:
 
 def test_imports_out_of_finds_an_import_back_into_the_module(tmp_path: Path) -> None:
     pkg = tmp_path / "perfwatch"
-    (pkg / "core").mkdir(parents=True)
-    for name in ("__init__.py", "web.py", "core/__init__.py", "core/render.py", "core/server.py"):
+    (pkg / "common").mkdir(parents=True)
+    for name in ("__init__.py", "web.py", "common/__init__.py", "common/render.py", "common/server.py"):
         (pkg / name).write_text("")
-    (pkg / "web.py").write_text("from .core import render\n")  # the module uses the core: fine
-    (pkg / "core" / "server.py").write_text("from . import render\ndef app():\n    from .. import web\n")
-    (pkg / "core" / "render.py").write_text("import perfwatch\n")
+    (pkg / "web.py").write_text("from .common import render\n")  # the module uses the shared code: fine
+    (pkg / "common" / "server.py").write_text("from . import render\ndef app():\n    from .. import web\n")
+    (pkg / "common" / "render.py").write_text("import perfwatch\n")
     graph = import_graph(pkg, "perfwatch")
-    assert imports_out_of(graph, "perfwatch.core", ("perfwatch.core",)) == [
-        "perfwatch.core.render -> perfwatch",
-        "perfwatch.core.server -> perfwatch.web",
+    assert imports_out_of(graph, "perfwatch.common", ("perfwatch.common",)) == [
+        "perfwatch.common.render -> perfwatch",
+        "perfwatch.common.server -> perfwatch.web",
     ]
-    assert imports_out_of(graph, "perfwatch.web", ("perfwatch.web", "perfwatch.core")) == []
+    assert imports_out_of(graph, "perfwatch.web", ("perfwatch.web", "perfwatch.common")) == []

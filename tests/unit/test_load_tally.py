@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from perfwatch.core.exposition import render
+from perfwatch.collection.module_families import MODULE_REGISTRY
+from perfwatch.common.exposition import render
 from perfwatch.load import tally, top
 from perfwatch.load.metrics import Limits, samples, state_samples
 from perfwatch.load.queries import COUNTERS
-from perfwatch.metric_families import MODULE_REGISTRY
 
 NAMES = {1: "rbd", 2: "rbd-db", 3: "cephfs.data"}
 

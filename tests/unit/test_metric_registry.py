@@ -1,6 +1,6 @@
 """The registry families are declared in: duplicates and suffix clashes refused, label names enforced;
 the module's and the exporter's registries build and share only the OSD counter families (the exporter's
---daemon-counters), which the exporter reads with perfwatch.daemon_counters.counters in one place."""
+--daemon-counters), which the exporter reads with perfwatch.common.daemon_counters.counters in one place."""
 
 import ast
 from pathlib import Path
@@ -9,9 +9,9 @@ import pytest
 from perfwatch_host_exporter import daemon_counters
 from perfwatch_host_exporter.families import EXPORTER_REGISTRY
 
-from perfwatch.core import exposition
-from perfwatch.core.metrics_model import TYPES, Registry, Sample
-from perfwatch.metric_families import MODULE_REGISTRY
+from perfwatch.collection.module_families import MODULE_REGISTRY
+from perfwatch.common import exposition
+from perfwatch.common.metrics_model import TYPES, Registry, Sample
 
 EXPORTER_DIR = Path(__file__).resolve().parents[2] / "exporters" / "perfwatch_host_exporter"
 
@@ -152,8 +152,8 @@ def test_the_module_and_the_exporter_registries_build_and_stay_apart() -> None:
 
 
 def imported_modules(path: Path) -> set[str]:
-    """Every module an exporter file imports, `from perfwatch.daemon_counters import counters` as
-    perfwatch.daemon_counters.counters."""
+    """Every module an exporter file imports, `from perfwatch.common.daemon_counters import counters` as
+    perfwatch.common.daemon_counters.counters."""
     found = set()
     for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
         if isinstance(node, ast.Import):
@@ -167,9 +167,9 @@ def imported_modules(path: Path) -> set[str]:
 def test_the_exporter_reads_the_modules_counter_table_in_one_place_only() -> None:
     files = sorted(EXPORTER_DIR.glob("*.py"))
     assert files
-    users = {path.name for path in files if "perfwatch.daemon_counters.counters" in imported_modules(path)}
+    users = {path.name for path in files if "perfwatch.common.daemon_counters.counters" in imported_modules(path)}
     assert users == {"daemon_counters.py"}, (
-        f"the exporter imports perfwatch.daemon_counters.counters in {sorted(users)}"
+        f"the exporter imports perfwatch.common.daemon_counters.counters in {sorted(users)}"
     )
     collector = imported_modules(EXPORTER_DIR / "collector.py")
-    assert "perfwatch.core.metrics_model" in collector, "the check sees the exporter's imports"
+    assert "perfwatch.common.metrics_model" in collector, "the check sees the exporter's imports"

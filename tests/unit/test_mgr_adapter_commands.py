@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
-from perfwatch.adapter import FetchError
-from perfwatch.call_pool import CallPool, failure
-from perfwatch.daemon_counters.fetch_reasons import REASON_BUSY, REASON_ERROR, REASON_TIMEOUT
+from perfwatch.ceph.call_pool import CallPool, failure
+from perfwatch.ceph.seam import FetchError
+from perfwatch.common.daemon_counters.fetch_reasons import REASON_BUSY, REASON_ERROR, REASON_TIMEOUT
 
 FIXTURE = json.loads((Path(__file__).resolve().parent.parent / "fixtures" / "pacific_capacity.json").read_text())
 
@@ -71,11 +71,11 @@ def adapter(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     fake = types.ModuleType("mgr_module")
     fake.MgrModule = object  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "mgr_module", fake)
-    monkeypatch.delitem(sys.modules, "perfwatch.mgr_adapter", raising=False)
-    import perfwatch.mgr_adapter
+    monkeypatch.delitem(sys.modules, "perfwatch.ceph.mgr_adapter", raising=False)
+    import perfwatch.ceph.mgr_adapter
 
-    made = perfwatch.mgr_adapter.MgrAdapter(Module(), lambda: 5.0)  # type: ignore[arg-type]
-    monkeypatch.delitem(sys.modules, "perfwatch.mgr_adapter")
+    made = perfwatch.ceph.mgr_adapter.MgrAdapter(Module(), lambda: 5.0)  # type: ignore[arg-type]
+    monkeypatch.delitem(sys.modules, "perfwatch.ceph.mgr_adapter")
     yield made
     made.module.handle.release.set()
 

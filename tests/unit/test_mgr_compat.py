@@ -62,12 +62,12 @@ def tentacle_like() -> types.ModuleType:
 def load_compat(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     def load(mgr: types.ModuleType) -> Any:
         monkeypatch.setitem(sys.modules, "mgr_module", mgr)
-        monkeypatch.delitem(sys.modules, "perfwatch.mgr_compat", raising=False)
+        monkeypatch.delitem(sys.modules, "perfwatch.ceph.mgr_compat", raising=False)
         monkeypatch.delattr(perfwatch, "mgr_compat", raising=False)
-        return importlib.import_module("perfwatch.mgr_compat")
+        return importlib.import_module("perfwatch.ceph.mgr_compat")
 
     yield load
-    sys.modules.pop("perfwatch.mgr_compat", None)
+    sys.modules.pop("perfwatch.ceph.mgr_compat", None)
 
 
 def test_pacific_and_reef_use_the_shared_registry_and_its_decorators(load_compat: Any) -> None:
@@ -109,15 +109,15 @@ def adapter_for(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
 
     fake.MgrModule = object  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "mgr_module", fake)
-    monkeypatch.delitem(sys.modules, "perfwatch.mgr_adapter", raising=False)
-    mgr_adapter = importlib.import_module("perfwatch.mgr_adapter")
+    monkeypatch.delitem(sys.modules, "perfwatch.ceph.mgr_adapter", raising=False)
+    mgr_adapter = importlib.import_module("perfwatch.ceph.mgr_adapter")
 
     def make(module: Any) -> Any:
         module.log = logging.getLogger("test_mgr_compat")
         return mgr_adapter.MgrAdapter(module, lambda: 5.0)
 
     yield make
-    sys.modules.pop("perfwatch.mgr_adapter", None)
+    sys.modules.pop("perfwatch.ceph.mgr_adapter", None)
 
 
 RGW_UNLABELED = {"rgw.4160": {"rgw.req": {"value": 3, "type": 10}}, "osd.0": {"osd.op": {"value": 1}}}

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-import perfwatch  # (imported before the stand-in for ceph_module: it then imports no mgr class)
+import perfwatch  # noqa: F401 - imported before the stand-in for ceph_module: it then imports no mgr class
 
 MGR_DIR = Path("/usr/share/ceph/mgr")
 MGR_DIRS = [MGR_DIR] + [Path(d) for d in os.environ.get("PERFWATCH_MGR_DIRS", "").split(":") if d]
@@ -80,17 +80,19 @@ def mgr_module(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, 
     ours = (
         "mgr_module",
         "mgr_util",
-        "perfwatch.mgr_compat",
+        "perfwatch.ceph.mgr_compat",
         "perfwatch.module",
-        "perfwatch.mgr_adapter",
-        "perfwatch.secrets_cli",
-        "perfwatch.status_cli",
-        "perfwatch.load_cli",
-        "perfwatch.runner_guard",
+        "perfwatch.ceph.mgr_adapter",
+        "perfwatch.commands.secrets",
+        "perfwatch.commands.status",
+        "perfwatch.commands.top",
+        "perfwatch.commands.bench",
     )
     for name in ours:
         monkeypatch.delitem(sys.modules, name, raising=False)
-        monkeypatch.delattr(perfwatch, name.split(".", 1)[-1], raising=False)  # `from . import x` reads it
+        parent, _, child = name.rpartition(".")
+        if parent in sys.modules:  # `from . import x` reads the attribute of its package
+            monkeypatch.delattr(sys.modules[parent], child, raising=False)
     try:
         import mgr_module
     except ImportError as exc:

@@ -11,8 +11,8 @@ from typing import Any, ClassVar
 import pytest
 
 import perfwatch as perfwatch_package
-from perfwatch import options
 from perfwatch.benchmarks.result_board import ResultBoard
+from perfwatch.options import declared as options
 
 
 def _fake_mgr_module() -> types.ModuleType:
@@ -48,11 +48,11 @@ def _fake_mgr_module() -> types.ModuleType:
 
 # the modules that import mgr_module: imported again with the stand-in
 MGR_IMPORTERS = (
-    "perfwatch.mgr_compat",
+    "perfwatch.ceph.mgr_compat",
     "perfwatch.module",
-    "perfwatch.mgr_adapter",
-    "perfwatch.secrets_cli",
-    "perfwatch.runner_guard",
+    "perfwatch.ceph.mgr_adapter",
+    "perfwatch.commands.secrets",
+    "perfwatch.commands.bench",
 )
 
 
@@ -100,7 +100,7 @@ def make(module_class: Any, **values: Any) -> Any:
 
 
 def status(mod: Any) -> dict:
-    from perfwatch.output import OutputFormat
+    from perfwatch.commands.output import OutputFormat
 
     return json.loads(mod.cmd_status(format=OutputFormat.json)[1])
 
@@ -173,7 +173,7 @@ def test_config_and_regression_checks_coexist(module_class: Any) -> None:
 
 
 def test_a_refused_server_addr_is_not_listened_on(module_class: Any) -> None:
-    from perfwatch.endpoint import Endpoint
+    from perfwatch.endpoint.listener import Endpoint
 
     def never(*args: Any) -> Any:
         raise AssertionError("a refused server_addr reached HttpServer")

@@ -1,4 +1,4 @@
-from perfwatch import options
+from perfwatch.options import declared as options
 
 VALID_TYPES = {"uint", "int", "str", "float", "bool", "addr", "addrvec", "uuid", "size", "secs"}
 

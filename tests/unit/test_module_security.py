@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from perfwatch import endpoint_security, secrets_commands
+from perfwatch.commands import secret_files as secrets_commands
+from perfwatch.endpoint import security as endpoint_security
 
 from .test_module_config import make, module_class, status  # noqa: F401  (module_class is a fixture)
 from .test_module_endpoint import next_pass, serving_module, wait_for

@@ -1,6 +1,7 @@
 import json
 
-from perfwatch import output, status
+from perfwatch.commands import output
+from perfwatch.commands import status_report as status
 
 
 def sample(**overrides: object) -> dict:

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from perfwatch.osd_map_view import METADATA_MAX_AGE, METADATA_RETRY, OsdMapView
-from perfwatch.osd_networks import networks
+from perfwatch.ceph.osd_map_view import METADATA_MAX_AGE, METADATA_RETRY, OsdMapView
+from perfwatch.ceph.osd_networks import networks
 
 
 def entry(osd: int, up: bool = True, up_from: int = 5, host: int = 1) -> dict[str, Any]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from perfwatch.osd_networks import OsdNetwork, host_of, networks
+from perfwatch.ceph.osd_networks import OsdNetwork, host_of, networks
 
 
 def addrvec(*addrs: str) -> dict:

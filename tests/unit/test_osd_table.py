@@ -1,5 +1,5 @@
-from perfwatch import osd_table
-from perfwatch.collector import Collector, Settings
+from perfwatch.collection.collector import Collector, Settings
+from perfwatch.commands import metrics_table as osd_table
 
 from .fakes import PERF_DUMP, FakeAdapter
 

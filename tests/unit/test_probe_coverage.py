@@ -8,8 +8,8 @@ import random
 
 import pytest
 
-from perfwatch import metric_families as mf
-from perfwatch.benchmarks.kinds.probe_coverage import MAX_POOL_PG_NUM, ProbeCoverage, pg_target, rounds_to_cover
+from perfwatch.benchmarks.engine.probe_coverage import MAX_POOL_PG_NUM, ProbeCoverage, pg_target, rounds_to_cover
+from perfwatch.collection import module_families as mf
 
 MAX_PER_OSD = 250  # mon_max_pg_per_osd's default
 

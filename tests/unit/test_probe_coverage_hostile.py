@@ -12,14 +12,16 @@ from typing import Any
 
 import pytest
 
-from perfwatch import config, options
 from perfwatch.benchmarks.base import BenchError
-from perfwatch.benchmarks.kinds import placement, probe_phases, scratch_pgs
-from perfwatch.benchmarks.kinds.placement import names_per_primary, pg_of
-from perfwatch.benchmarks.kinds.probe_coverage import MAX_POOL_PG_NUM, ProbeCoverage, pg_target
+from perfwatch.benchmarks.engine import placement, probe_phases
+from perfwatch.benchmarks.engine.placement import names_per_primary, pg_of
+from perfwatch.benchmarks.engine.probe_coverage import MAX_POOL_PG_NUM, ProbeCoverage, pg_target
 from perfwatch.benchmarks.kinds.rados import RadosLatency
-from perfwatch.benchmarks.kinds.scratch_pgs import grow
+from perfwatch.benchmarks.lifecycle import scratch_pgs
 from perfwatch.benchmarks.lifecycle.planning import OsdInfo
+from perfwatch.benchmarks.lifecycle.scratch_pgs import grow
+from perfwatch.options import config
+from perfwatch.options import declared as options
 
 from .test_scratch_pgs import IO, OPTS, Cluster, Ctx, Log
 

@@ -23,8 +23,8 @@ from perfwatch_host_exporter.cli import DEFAULT_PORT, parser
 
 from alerts import generate
 from alerts.profiles import PRODUCTION, PROFILES
-from perfwatch import options
-from perfwatch.version import __version__
+from perfwatch.common.version import __version__
+from perfwatch.options import declared as options
 
 REPO = Path(__file__).resolve().parents[2]
 ROOK = REPO / "deploy" / "rook"

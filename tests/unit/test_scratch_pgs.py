@@ -9,16 +9,17 @@ from typing import Any
 
 import pytest
 
-from perfwatch import options
-from perfwatch.adapter import FetchError
 from perfwatch.benchmarks.base import BenchError
-from perfwatch.benchmarks.kinds import probe_phases, scratch_pgs
-from perfwatch.benchmarks.kinds.probe_coverage import ProbeCoverage
-from perfwatch.benchmarks.kinds.probe_phases import ProbePhases
+from perfwatch.benchmarks.engine import probe_phases
+from perfwatch.benchmarks.engine.probe_coverage import ProbeCoverage
+from perfwatch.benchmarks.engine.probe_phases import ProbePhases
 from perfwatch.benchmarks.kinds.rados import RadosLatency
-from perfwatch.benchmarks.kinds.scratch_pgs import changing, grow, wait_settled
+from perfwatch.benchmarks.lifecycle import scratch_pgs
 from perfwatch.benchmarks.lifecycle.planning import OsdInfo
-from perfwatch.daemon_counters.fetch_reasons import REASON_ERROR
+from perfwatch.benchmarks.lifecycle.scratch_pgs import changing, grow, wait_settled
+from perfwatch.ceph.seam import FetchError
+from perfwatch.common.daemon_counters.fetch_reasons import REASON_ERROR
+from perfwatch.options import declared as options
 
 
 class Log:

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from perfwatch.benchmarks.kinds import scratch_pgs
-from perfwatch.benchmarks.kinds.scratch_pgs import grow
+from perfwatch.benchmarks.lifecycle import scratch_pgs
+from perfwatch.benchmarks.lifecycle.scratch_pgs import grow
 
 from .test_bench_runner import env, wait_done  # noqa: F401 (env: a fixture)
 from .test_scratch_pgs import OPTS, Cluster, Log
@@ -104,7 +104,7 @@ def test_a_rule_over_a_subset_of_the_osds_budgets_for_that_subset() -> None:
 
 def test_a_cancel_ends_the_wait_for_a_splitting_pool_at_once() -> None:
     from perfwatch.benchmarks.base import Cancelled
-    from perfwatch.benchmarks.kinds.scratch_pgs import wait_settled
+    from perfwatch.benchmarks.lifecycle.scratch_pgs import wait_settled
 
     cluster, now, checks = owned(pg_num=32, pg_num_target=64), [0.0], [0]
 
@@ -122,7 +122,7 @@ def test_a_cancel_ends_the_wait_for_a_splitting_pool_at_once() -> None:
 def test_a_probe_attributes_by_the_current_osd_map_not_the_lagging_pg_stats(monkeypatch: Any) -> None:
     """Just after a split the mgr's PG stats still name the primary a PG had before pgp_num moved it: a
     result written there would be another OSD's. The OSD map the mgr holds now decides."""
-    from perfwatch.benchmarks.kinds import probe_phases
+    from perfwatch.benchmarks.engine import probe_phases
     from perfwatch.benchmarks.kinds.rados import RadosLatency
 
     from .test_scratch_pgs import IO, Ctx
@@ -201,7 +201,8 @@ def test_a_mgr_that_does_not_know_every_pg_yet_changes_nothing() -> None:
 def test_the_probe_counts_what_librbd_leaves_in_the_pool_as_empty(monkeypatch: Any) -> None:
     """rbd_directory, rbd_info, rbd_trash stay after the rbd kind's images are gone: a 3-OSD lab whose
     round wrote 3 objects must still grow its pool."""
-    from perfwatch.benchmarks.kinds import probe_phases, rados
+    from perfwatch.benchmarks.engine import probe_phases
+    from perfwatch.benchmarks.kinds import rados
 
     from .test_scratch_pgs import IO, Ctx
 

@@ -17,8 +17,8 @@ import time
 from collections import Counter
 
 from bench.synthetic_module import LIGHT, filled_board, osd_addresses
-from perfwatch.collector import Collector, Settings
-from perfwatch.osd_networks import OsdNetwork
+from perfwatch.ceph.osd_networks import OsdNetwork
+from perfwatch.collection.collector import Collector, Settings
 
 from .fakes import FakeAdapter
 

@@ -14,9 +14,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from perfwatch.core import server
-from perfwatch.core.server import HttpServer, Limits, Response
-from perfwatch.core.server.connections import Connections
+from perfwatch.common import server
+from perfwatch.common.server import HttpServer, Limits, Response
+from perfwatch.common.server.connections import Connections
 
 BIG = b"x" * (32 << 20)  # more than loopback socket buffers hold: a client that never reads stalls its write
 

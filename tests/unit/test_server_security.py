@@ -18,11 +18,11 @@ from typing import Any
 
 import pytest
 
-from perfwatch.core.server import HttpServer, Limits, Response
-from perfwatch.core.server import passwords as pw
-from perfwatch.core.server.basic_auth import BasicAuth
-from perfwatch.core.server.security import FixedSecurity, Security
-from perfwatch.core.server.tls import REQUIRE_AND_VERIFY, VERIFY_IF_GIVEN, TlsError, TlsSettings, server_context
+from perfwatch.common.server import HttpServer, Limits, Response
+from perfwatch.common.server import passwords as pw
+from perfwatch.common.server.basic_auth import BasicAuth
+from perfwatch.common.server.security import FixedSecurity, Security
+from perfwatch.common.server.tls import REQUIRE_AND_VERIFY, VERIFY_IF_GIVEN, TlsError, TlsSettings, server_context
 
 BIG = b"x" * (3 << 20)  # larger than any socket buffer: the TLS writes must resume
 

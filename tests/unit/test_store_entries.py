@@ -16,8 +16,8 @@ from perfwatch.benchmarks.records import common, fit
 from perfwatch.benchmarks.records.parts import PARTS, PARTS_MAX
 from perfwatch.benchmarks.records.store import BenchStore
 from perfwatch.benchmarks.records.versioned import ASIDE_INDEX, LARGE_SAVE_INTERVAL, PREFIX
+from perfwatch.benchmarks.report_text import history_plain
 from perfwatch.benchmarks.run import Run
-from perfwatch.benchmarks.status_text import history_plain
 
 from .test_bench_store import KV, Log
 

@@ -12,7 +12,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 import pytest
 from synthetic_cluster import SyntheticCluster
 
-from perfwatch.daemon_counters import counters
+from perfwatch.common.daemon_counters import counters
 
 # families the OSDs' daemon counters give (what the exporters take over), and the collector's per-daemon ones
 COUNTER_FAMILIES = {"ceph_perfwatch_" + spec.family for spec in counters.OSD_SPECS}

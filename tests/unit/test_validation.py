@@ -1,4 +1,4 @@
-"""validation.py and s3_endpoint_check.py: every option the mgr cannot check, good and bad values, and what a
+"""options/validation.py and options/s3_endpoint.py: every option the mgr cannot check, good and bad values, and what a
 refused value turns off."""
 
 import subprocess
@@ -7,9 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from perfwatch import options, s3_endpoint_check, validation
 from perfwatch.benchmarks.kinds.registry import KINDS
 from perfwatch.benchmarks.lifecycle import schedule
+from perfwatch.options import declared as options
+from perfwatch.options import s3_endpoint as s3_endpoint_check
+from perfwatch.options import validation
 
 GOOD_ENDPOINTS = [
     "",
@@ -273,7 +275,7 @@ def test_health_check_names_the_options_and_details_the_messages() -> None:
 
 
 def test_validation_imports_no_ceph_code() -> None:
-    code = "import perfwatch.validation, perfwatch.benchmarks.kinds.s3_client; print('ok')"
+    code = "import perfwatch.options.validation, perfwatch.benchmarks.engine.s3_client; print('ok')"
     proc = subprocess.run(
         [sys.executable, "-c", code],
         cwd=Path(__file__).resolve().parents[2] / "mgr_module",

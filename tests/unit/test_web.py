@@ -3,9 +3,9 @@ import logging
 import time
 import urllib.request
 
-from perfwatch.collector import Collector, Settings
-from perfwatch.core.server import HttpServer
-from perfwatch.web import active_app, standby_app
+from perfwatch.collection.collector import Collector, Settings
+from perfwatch.common.server import HttpServer
+from perfwatch.endpoint.pages import active_app, standby_app
 
 from .fakes import FakeAdapter
 

@@ -8,7 +8,7 @@ import threading
 import time
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
 
-from .kinds.probe_coverage import ProbeCoverage
+from .engine.probe_coverage import ProbeCoverage
 from .lifecycle.capacity import RECHECK_SECONDS, CapacityView, crossed_margin
 from .lifecycle.planning import OsdInfo
 from .measurement import Measurement

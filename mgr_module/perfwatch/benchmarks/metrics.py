@@ -6,9 +6,9 @@ import bisect
 import threading
 from typing import Callable, Dict, Iterable, List, Optional, Tuple, Union
 
-from .. import metric_families as mf
-from ..core.exposition import Column, Value, as_samples, exposable
-from ..core.metrics_model import Labels, Sample
+from ..collection import module_families as mf
+from ..common.exposition import Column, Value, as_samples, exposable
+from ..common.metrics_model import Labels, Sample
 from .measurement import Measurement, split_key
 
 # Sub-millisecond flash up to seconds on a busy HDD.

@@ -5,8 +5,8 @@ one way: runner -> board -> metrics and health."""
 import threading
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, Union
 
-from ..core.exposition import Column, as_samples
-from ..core.metrics_model import Sample
+from ..common.exposition import Column, as_samples
+from ..common.metrics_model import Sample
 from .kinds.registry import KINDS
 from .measurement import Measurement
 from .metrics import ProbeHistograms, Where, result_exposition, result_where

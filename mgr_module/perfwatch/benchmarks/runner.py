@@ -1,19 +1,19 @@
 """The benchmarks' one entry point for the module and its commands: Runner puts together the run
-lifecycle (lifecycle/lifecycle.py), judging (judging/regressions.py), scratch cleanup
-(lifecycle/cleanup.py), the schedule (lifecycle/schedule.py) and the status and history (status_view.py),
+lifecycle (lifecycle/run_control.py), judging (judging/regressions.py), scratch cleanup
+(lifecycle/cleanup.py), the schedule (lifecycle/schedule.py) and the status and history (report.py),
 over one store and one registry of kinds."""
 
 import threading
 from typing import Any, Callable, Dict, List, Optional
 
-from ..core.metrics_model import Sample
-from . import status_view
+from ..common.metrics_model import Sample
+from . import report as status_view
 from .base import Benchmark
 from .judging.regressions import Judging
 from .kinds.registry import KINDS
 from .lifecycle import schedule
 from .lifecycle.cleanup import ScratchCleaner
-from .lifecycle.lifecycle import Lifecycle
+from .lifecycle.run_control import Lifecycle
 from .records.store import BenchStore
 from .run import Run
 

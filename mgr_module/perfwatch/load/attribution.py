@@ -5,7 +5,7 @@ samples for the collector and the `top` command."""
 import threading
 from typing import Any, Callable, Dict, List, Tuple
 
-from ..core.metrics_model import Sample
+from ..common.metrics_model import Sample
 from . import metrics, queries
 from .owner import QueryOwner
 from .tally import EMPTY, Window, parse, window

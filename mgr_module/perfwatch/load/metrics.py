@@ -3,8 +3,8 @@ busiest pools and clients, within a bound on the per-OSD series. Pure."""
 
 from typing import Any, Dict, List, NamedTuple, Tuple
 
-from ..core.metrics_model import Sample
-from ..metric_families import LOAD, LOAD_QUERY_ERRORS
+from ..collection.module_families import LOAD, LOAD_QUERY_ERRORS
+from ..common.metrics_model import Sample
 from .tally import Counts, Window, busiest, clients_per_osd, group, pools_per_osd, rates, sampled_osds
 
 

@@ -25,7 +25,7 @@ write whose acting set holds no cause found is never touched.
 
 from typing import Dict, FrozenSet, Iterable, List, Optional, Set
 
-from ..kinds.commit_evidence import slow_committers
+from ..engine.commit_evidence import slow_committers
 from .baseline import Verdict
 
 WRITE, READ = "write_latency", "read_latency"

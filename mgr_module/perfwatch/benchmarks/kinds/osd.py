@@ -8,7 +8,7 @@ asked for that do not fit are refused, naming the OSD, its free bytes and the li
 import concurrent.futures
 from typing import Any, Dict, List, Optional
 
-from ...adapter import FetchError
+from ...ceph.seam import FetchError
 from ..base import BenchError, Benchmark, Context, ParamSpec
 from ..lifecycle.capacity import (
     MIN_OSD_BENCH_4K_WRITES,

@@ -5,10 +5,10 @@ import random
 from typing import Any, Dict, List
 
 from ..base import BenchError, Benchmark, Context, ParamSpec
+from ..engine.qd_loop import run_at_queue_depth
 from ..lifecycle.capacity import CapacityView, pool_osds, rbd_image_mib
 from ..lifecycle.scratch_pool import IMAGE_PREFIX, ensure_pool, scratch_location
 from ..measurement import Measurement
-from .qd_loop import run_at_queue_depth
 
 BLOCK = 4096
 MIB = 1 << 20

@@ -7,10 +7,10 @@ import urllib.parse
 from typing import Any, Dict, List, Optional
 
 from ..base import BenchError, Benchmark, Context, ParamSpec
+from ..engine.s3_client import S3Client, listed_keys
 from ..lifecycle.capacity import CapacityView, check_nearfull, pool_osds
 from ..lifecycle.scratch_pool import S3_KEY_PREFIX, cleanup_prefixed
 from ..measurement import Measurement
-from .s3_client import S3Client, listed_keys
 
 INDEX_SUFFIX = "buckets.index"
 SHARD_PREFIX = ".dir."

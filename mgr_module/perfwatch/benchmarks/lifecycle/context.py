@@ -6,7 +6,7 @@ import time
 from typing import Any, Callable, Dict, List, Optional
 
 from ..base import Context
-from ..kinds.probe_coverage import ProbeCoverage
+from ..engine.probe_coverage import ProbeCoverage
 from ..records.store import BenchStore
 from ..run import Run
 from . import guard

@@ -11,7 +11,7 @@ from ..base import Benchmark
 from ..records.store import BenchStore
 from ..run import Run
 from .due import is_due
-from .lifecycle import Refused
+from .run_control import Refused
 
 
 def scheduled_heavy(kind: Benchmark) -> bool:

@@ -4,8 +4,8 @@ import threading
 import time
 from typing import Any, Callable, Dict, Optional, Tuple
 
-from ...adapter import FetchError
-from ...daemon_counters.fetch_reasons import REASON_ERROR
+from ...ceph.seam import FetchError
+from ...common.daemon_counters.fetch_reasons import REASON_ERROR
 from ..base import BenchError
 
 

@@ -23,7 +23,7 @@ def measurement_problem(data: Any) -> Optional[str]:
     return None
 
 
-_RUN_REQUIRED: Tuple[Tuple[str, type], ...] = (  # read with [] by the runner, status_text.py and the module
+_RUN_REQUIRED: Tuple[Tuple[str, type], ...] = (  # read with [] by the runner, report_text.py and the module
     ("run_id", str),
     ("kind", str),
     ("state", str),

@@ -1,0 +1,130 @@
+"""Each OSD's own commit latency while the rados probe ran: the evidence local to one OSD that tells which
+member of a slow acting set is slow (attribution.py).
+
+A replicated write waits for every OSD of its PG, so a write's latency belongs to all of them; BlueStore's
+`commit_lat` counter does not: it counts the transactions this OSD's store committed (as primary and as
+replica, and its own background ones), so a throttled device shows there alone. Quincy renamed it
+`txc_commit_lat` (Reef 18.2 and Tentacle 20.2 have only that name; Pacific 16.2 only `commit_lat`):
+without it a Reef or Tentacle probe had no evidence and named a peer whose writes waited for the slow OSD.
+The probe reads the counter of every OSD in the probed acting sets before and after its writes (`perf
+dump bluestore`, one request per OSD each time, in parallel, within BUDGET_SECONDS, at most MAX_OSDS OSDs;
+beyond that only the common-cause rule of attribution.py judges). Live on the lab (3 hosts, osd.0's device at
+20 IOPS, 1 MB/s): three commits per OSD per probe run (one per write), osd.0's at 70-140 ms, the others'
+at 2.5-7 ms. The window closes when the writes have ended: the removes' commits are left out (in one
+fresh-clone CI osd.0's own write, the first at its idle device, took 10 ms and its peers' 116 ms, and the
+mean over writes and removes stayed under the share of the peers' writes that rule 1 of attribution.py
+wants).
+"""
+
+import math
+import threading
+import time
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
+
+from ...common.daemon_counters.fetch_reasons import REASON_BUSY
+
+MAX_OSDS = 128  # OSDs read per probe run at most (two small requests each); the default 32 PGs of 3 hold 96
+BUDGET_SECONDS = 5.0  # all the readings of one pass: an OSD that does not answer by then gives no evidence
+# An OSD's commits are slow when they take this many times the typical of the fastest half of the OSDs
+# read; the fastest half is the reference because one slow OSD of three would pull a median with it.
+OUTLIER_FACTOR = 4.0
+# An OSD busy answering another request of the mgr (the collector's `perf dump`, every collect_interval)
+# is asked again this often until the budget ends: refusing it at once left the probe without the evidence
+# of the one OSD it needed, a run in about thirty (a fresh-clone CI's red attribution test).
+BUSY_RETRY_SECONDS = 0.05
+
+Reading = Tuple[float, float]  # (sum in seconds, count) of the counter
+
+
+def read_all(
+    read: Callable[[int], Optional[Reading]], osds: Iterable[int], workers: int, budget: float = BUDGET_SECONDS
+) -> Dict[int, Reading]:
+    """The counter of each OSD (in parallel, `workers` at a time, all within `budget` seconds; one busy
+    with another request is asked again until then); an OSD that cannot be read in time is left out (a
+    probe never fails or waits long for its evidence). More than MAX_OSDS: none read."""
+    chosen = sorted(set(osds))
+    if len(chosen) > MAX_OSDS:
+        return {}
+    out: Dict[int, Reading] = {}
+    lock = threading.Lock()
+    deadline = time.monotonic() + budget
+
+    def one(osd: int) -> None:
+        while True:
+            try:
+                reading = read(osd)
+                break
+            except Exception as exc:  # timeout, error, a non-BlueStore OSD: no evidence from it
+                if getattr(exc, "reason", None) != REASON_BUSY or time.monotonic() + BUSY_RETRY_SECONDS > deadline:
+                    return
+                time.sleep(BUSY_RETRY_SECONDS)  # busy: its other request is answered in milliseconds
+        if reading is not None and time.monotonic() <= deadline:
+            with lock:
+                out[osd] = reading
+
+    step = max(1, workers)
+    for start in range(0, len(chosen), step):
+        if time.monotonic() >= deadline:
+            break
+        threads = [threading.Thread(target=one, args=(osd,), daemon=True) for osd in chosen[start : start + step]]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
+    with lock:
+        return dict(out)
+
+
+def window_latency(before: Dict[int, Reading], after: Dict[int, Reading]) -> Dict[int, float]:
+    """Mean seconds per commit between the two readings, for each OSD that committed in between (a counter
+    that went back, as after a restart, gives nothing; nor does a sum that is not finite: inf - inf is NaN,
+    which would sort before every real figure and make the others' reference)."""
+    out: Dict[int, float] = {}
+    for osd, (sum0, count0) in before.items():
+        if osd not in after:
+            continue
+        sum1, count1 = after[osd]
+        if count1 > count0 and sum1 >= sum0 and math.isfinite(sum1) and math.isfinite(sum0):
+            out[osd] = (sum1 - sum0) / (count1 - count0)
+    return out
+
+
+SHOWN_SLOWEST = 3  # OSDs named in the probe's log line (commit_summary), the slowest first
+
+
+def commit_summary(latency: Dict[int, float]) -> str:
+    """The slowest SHOWN_SLOWEST OSDs' mean commit latency and the median of all, in milliseconds, for the
+    log: "osd.0 150.2 ms, osd.2 3.1 ms, osd.1 2.9 ms (median of 3: 3.1 ms)"; "none read" when empty."""
+    if not latency:
+        return "none read"
+    ranked = sorted(latency.items(), key=lambda item: (-item[1], item[0]))
+    shown = ", ".join("osd.{} {:.1f} ms".format(osd, value * 1e3) for osd, value in ranked[:SHOWN_SLOWEST])
+    values = sorted(latency.values())
+    return "{} (median of {}: {:.1f} ms)".format(shown, len(values), values[len(values) // 2] * 1e3)
+
+
+def slow_committers(latency: Dict[int, float], among: Iterable[int], floor: float) -> List[int]:
+    """The OSDs of `among` whose commits took OUTLIER_FACTOR times the typical of the fastest half of them,
+    and at least `floor` seconds (a slow write's own share: a commit far below it did not make it slow).
+    Fewer than two OSDs with a figure: nothing to compare, none. A figure that is not finite is none."""
+    figures = sorted((latency[o], o) for o in set(among) if o in latency and math.isfinite(latency[o]))
+    if len(figures) < 2:
+        return []
+    fastest = [v for v, _ in figures[: max(1, len(figures) // 2)]]
+    reference = fastest[len(fastest) // 2]
+    return sorted(o for v, o in figures if v >= max(floor, OUTLIER_FACTOR * reference) and v > 0)
+
+
+# BlueStore's transaction commit latency counter, by the name each release gives it (the first found is read)
+COMMIT_COUNTERS = ("commit_lat", "txc_commit_lat")  # Pacific's, then Quincy's and later
+COMMIT_COMMAND = {"prefix": "perf dump", "logger": "bluestore"}  # the logger: either name, one request
+
+
+def commit_reading(answer: Any) -> Optional[Reading]:
+    """(sum, avgcount) from an answer to COMMIT_COMMAND; None when it has none of COMMIT_COUNTERS."""
+    try:
+        logger = answer["bluestore"]
+        counter = next(logger[name] for name in COMMIT_COUNTERS if name in logger)
+        return float(counter["sum"]), float(counter["avgcount"])
+    except (KeyError, TypeError, ValueError, StopIteration):
+        return None

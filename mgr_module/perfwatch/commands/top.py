@@ -1,0 +1,65 @@
+"""The `perfwatch top` command and the load attribution's place on the active mgr, declared to the mgr as
+module.py declares the others; Module inherits them. What they do is in load/."""
+
+import enum
+import errno
+from typing import Any, Dict, Optional
+
+from mgr_module import HandleCommandResult
+
+from ..ceph import mgr_compat
+from ..load import top
+from ..load.attribution import LoadAttribution
+from ..load.owner import QueryOwner
+from ..load.queries import TOMBSTONE
+from ..load.tally import EMPTY
+from .output import OutputFormat, render
+
+
+class LoadBy(enum.Enum):
+    pool = "pool"
+    client = "client"
+
+
+class LoadCommands:
+    """Mixed into Module (a MgrModule: get, log, and the perf query calls the QueryOwner makes)."""
+
+    load: Optional[LoadAttribution] = None
+
+    def start_load(self) -> LoadAttribution:
+        """On the active mgr's serve(): no query is registered until its first tick."""
+        self.load = LoadAttribution(QueryOwner(self, self.log), self._pool_names, self.log)  # type: ignore[attr-defined]
+        return self.load
+
+    def _pool_names(self) -> Dict[int, str]:
+        pools = (self.get("osd_map") or {}).get("pools", [])  # type: ignore[attr-defined]
+        return {int(p["pool"]): str(p["pool_name"]) for p in pools if "pool" in p and "pool_name" in p}
+
+    @mgr_compat.read_command("perfwatch top")
+    def cmd_top(
+        self,
+        osd: Optional[int] = None,
+        pool: Optional[str] = None,
+        by: LoadBy = LoadBy.pool,
+        format: OutputFormat = OutputFormat.plain,
+    ) -> HandleCommandResult:
+        """Busiest pools or clients over the last window, cluster-wide or on one OSD / in one pool"""
+        load = self.load
+        if load is None:
+            return HandleCommandResult(-errno.EAGAIN, "", "perfwatch is starting on this mgr: try again in a moment")
+        by_name = by.value if isinstance(by, LoadBy) else str(by)
+        last, names = load.snapshot()  # one window and the pool names of that window
+        note = ""
+        if not set(load.owner.registered) - {TOMBSTONE}:
+            note = "no load query registered (load_attribution is off, or refused: see the mgr log)"
+        elif last is EMPTY:
+            note = "no window yet: the queries are asked every collect_interval, after 15 s at least"
+        try:
+            if note:  # the arguments are still checked; a pool or client query cannot be judged yet
+                report: Dict[str, Any] = dict(top.rows(EMPTY, {}, by_name, osd, None, need_clients=False), pool=pool)
+                report["note"] = note
+            else:
+                report = top.rows(last, names, by_name, osd, pool)
+        except top.TopError as exc:
+            return HandleCommandResult(-errno.EINVAL, "", str(exc))
+        return HandleCommandResult(stdout=render(report, format, top.render_plain))
