@@ -1,5 +1,6 @@
 # ceph-perfwatch: `make demo` starts a lab cluster with the module; `make test` runs every test.
 # Both install what is missing: Debian packages with apt-get, Python tools into .venv.
+# `make check` is the inner loop: linters and pure unit tests, no apt, no root (see `check` below).
 
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
@@ -17,9 +18,9 @@ PYTEST_ARGS ?=
 # every_release (what differs between releases). Releases other than Pacific run from a Debian rootfs
 # the lab builds on first use (about a minute each, cached in /var/cache/perfwatch-lab/rootfs).
 RELEASE ?= pacific
-RELEASES ?= $(shell $(SYSTEM_PYTHON) -c 'from lab.releases import names; print(*names())')
-# Release names as lab/releases.py resolves them (RELEASE=18.2 or Reef is reef), so none runs twice.
-release_name = $(shell $(SYSTEM_PYTHON) -c 'import sys; from lab.releases import resolve; print(resolve(sys.argv[1]).name)' '$(1)' 2>/dev/null)
+RELEASES ?= $(shell $(PY) -c 'from lab.releases import names; print(*names())')
+# Release names as dev/lab/releases.py resolves them (RELEASE=18.2 or Reef is reef), so none runs twice.
+release_name = $(shell $(PY) -c 'import sys; from lab.releases import resolve; print(resolve(sys.argv[1]).name)' '$(1)' 2>/dev/null)
 RELEASE_NAME = $(call release_name,$(RELEASE))
 OTHER_RELEASES = $(filter-out $(RELEASE_NAME),$(foreach r,$(RELEASES),$(call release_name,$(r))))
 
@@ -28,10 +29,11 @@ OTHER_RELEASES = $(filter-out $(RELEASE_NAME),$(foreach r,$(RELEASES),$(call rel
 CEPH_IMAGE ?=
 REGISTRY ?= localhost
 
-.PHONY: help deps apt-deps venv prometheus3 lint unit cluster test demo down clean image deb
+.PHONY: help deps apt-deps venv prometheus3 lint unit check cluster test demo down clean image deb
 
 help:
 	@echo "make demo   start a lab Ceph cluster with perfwatch enabled (python3 -m lab ...; RELEASE=reef|tentacle)"
+	@echo "make check  linters and pure unit tests in a plain virtual environment: no apt, no root, no Ceph"
 	@echo "make test   lint, unit tests, then cluster tests against a lab started for the run"
 	@echo "make down   stop the demo lab"
 	@echo "make deb    the Debian packages ceph-mgr-perfwatch and perfwatch-host-exporter, in build/deb/"
@@ -44,36 +46,60 @@ apt-deps:
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 	fi
 
-$(VENV)/.installed: requirements-dev.txt | apt-deps
+# --system-site-packages: the lab and the cluster tests use Debian's python3-rados and python3-rbd.
+# `pip install -e .` makes perfwatch, the exporter, alerts, dashboards and dev/'s lab, bench and tooling
+# importable by name (pyproject.toml), with no edit of the import path.
+$(VENV)/.installed: requirements-dev.txt pyproject.toml | apt-deps
 	$(SYSTEM_PYTHON) -m venv --system-site-packages $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -r requirements-dev.txt
+	$(PY) -m pip install -q -r requirements-dev.txt -e .
 	touch $@
 
 venv: $(VENV)/.installed
 
 # Prometheus 3 (the 3.x LTS) beside Debian 12's 2.42, for the promtool tests: Debian testing's packages,
-# unpacked into /var/cache/perfwatch-lab/prometheus3, not installed (alerts/prometheus3.py)
+# unpacked into /var/cache/perfwatch-lab/prometheus3, not installed (dev/tooling/prometheus3.py)
 prometheus3: venv
-	$(PY) -m alerts.prometheus3 >/dev/null
+	$(PY) -m tooling.prometheus3 >/dev/null
 
 deps: apt-deps venv prometheus3
 
+# The linters, with the tools of the virtual environment $(1)
+define linters
+	$(1)/bin/ruff check .
+	$(1)/bin/ruff format --check .
+	$(1)/bin/vermin -t=3.6- --violations --no-tips --eval-annotations mgr_module/perfwatch
+	MYPYPATH=/usr/share/ceph/mgr $(1)/bin/mypy --ignore-missing-imports --follow-imports=silent mgr_module/perfwatch
+	$(1)/bin/vermin -t=3.6- --violations --no-tips --eval-annotations exporters/perfwatch_host_exporter
+	MYPYPATH=mgr_module $(1)/bin/mypy --ignore-missing-imports --follow-imports=silent exporters
+	MYPYPATH=dev $(1)/bin/mypy --ignore-missing-imports dev/lab dev/bench dev/tooling alerts dashboards
+	$(1)/bin/mypy --ignore-missing-imports packaging/build_image.py packaging/build-debs packaging/exporter_tree.py
+endef
+
 lint: deps
-	$(VENV)/bin/ruff check .
-	$(VENV)/bin/ruff format --check .
-	$(VENV)/bin/vermin -t=3.6- --violations --no-tips --eval-annotations mgr_module/perfwatch
-	MYPYPATH=/usr/share/ceph/mgr $(VENV)/bin/mypy --ignore-missing-imports --follow-imports=silent mgr_module/perfwatch
-	$(VENV)/bin/vermin -t=3.6- --violations --no-tips --eval-annotations exporters/perfwatch_host_exporter
-	MYPYPATH=mgr_module $(VENV)/bin/mypy --ignore-missing-imports --follow-imports=silent exporters
-	$(VENV)/bin/mypy --ignore-missing-imports lab bench alerts dashboards docs
-	$(VENV)/bin/mypy --ignore-missing-imports packaging/build_image.py packaging/build-debs packaging/exporter_tree.py
+	$(call linters,$(VENV))
 
 # The unit tests run on every core (pytest-xdist), a file's tests together on one worker: 117 s -> 55-60 s here.
 # UNIT_JOBS=0 runs them in one process, as before.
 UNIT_JOBS ?= auto
 unit: deps
 	$(PY) -m pytest tests/unit -n $(UNIT_JOBS) --dist loadfile $(PYTEST_ARGS)
+
+# `make check`: the linters and the unit tests that need nothing of the host, from a plain virtual
+# environment (no --system-site-packages), as any user, on any Linux with Python 3.11 or later: no apt, no
+# root, no Ceph. It leaves out the unit tests marked host_tools (promtool, amtool, jsonnet, Ceph's
+# mgr_module.py, dpkg and lintian, buildah: what `make deps` installs); `make test` runs everything.
+CHECK_VENV ?= .venv-check
+CHECK_PYTHON ?= python3
+$(CHECK_VENV)/.installed: requirements-dev.txt pyproject.toml
+	$(CHECK_PYTHON) -m venv $(CHECK_VENV)
+	$(CHECK_VENV)/bin/python -m pip install -q --upgrade pip
+	$(CHECK_VENV)/bin/python -m pip install -q -r requirements-dev.txt -e .
+	touch $@
+
+check: $(CHECK_VENV)/.installed
+	$(call linters,$(CHECK_VENV))
+	$(CHECK_VENV)/bin/python -m pytest tests/unit -n $(UNIT_JOBS) --dist loadfile -m 'not host_tools' $(PYTEST_ARGS)
 
 # The cluster tests start their own lab in $(TEST_LAB_DIR) (-<release> for the other releases); the
 # `down` after each run is a safety net for a run that was killed before pytest's teardown.
@@ -124,7 +150,7 @@ demo: deps
 	$(PY) -m lab status | grep -E '^(monitor|metrics|ceph) '
 
 down:
-	@if [ -x $(PY) ]; then $(PY) -m lab down; else python3 -m lab down; fi
+	@if [ -x $(PY) ]; then $(PY) -m lab down; else PYTHONPATH=dev python3 -m lab down; fi
 
 clean: down
-	rm -rf $(VENV) .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(CHECK_VENV) .pytest_cache .ruff_cache

@@ -251,7 +251,7 @@ def groups(p: Profile) -> list[dict[str, Any]]:
     Each verdict's chain, from its raw inputs to its verdict series, is one group: its rules run in order
     on one evaluation, each reading the ones before it at once. Split over groups that wait on each other,
     each hop waited for the next group's evaluation, 0 to 1 interval by the groups' hashes
-    (bench/rule_chain_lag.py: 3 hops, up to 3 minutes). The three resources' chains share no signal, so
+    (dev/bench/rule_chain_lag.py: 3 hops, up to 3 minutes). The three resources' chains share no signal, so
     each has its own group (and Prometheus evaluates them side by side); what they share is topology (which
     devices and NICs serve which OSD), read from the group before as its last evaluation left it. What
     no verdict reads comes after them."""

@@ -11,7 +11,6 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from perfwatch_host_exporter import daemon_counters
 
 from alerts import alerting, recording
 from alerts.profiles import PRODUCTION
@@ -19,6 +18,7 @@ from alerts.promql import input_selectors
 from dashboards import generate as dashboards_generate
 from dashboards import queries as dashboard_queries
 from perfwatch.common.daemon_counters import counters
+from perfwatch_host_exporter import daemon_counters
 
 from .alert_checks import Load
 from .labutil import LabHandle, finished, run_lab, s3_client, start_bench, wait_until

@@ -15,7 +15,7 @@ from lab import certs
 
 @pytest.fixture(scope="session")
 def pki(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """A CA and what the TLS tests need from it (lab/certs.py, openssl): two server certificates for
+    """A CA and what the TLS tests need from it (dev/lab/certs.py, openssl): two server certificates for
     127.0.0.1 (one to rotate to), Prometheus's client certificate, a client of the CA with another name,
     and a client of another CA."""
     folder = tmp_path_factory.mktemp("pki")

@@ -1,7 +1,7 @@
 """The promtool unit tests of the production rules (alerts/tests/*.test.yml): promtool passes them, they feed
 only raw inputs to both production rule files, and every alert has a case where it fires and a case where it
 must stay quiet. promtool comes with Debian's prometheus package (which `make deps` installs): 2.42, Debian 12's.
-The same tests pass on Prometheus 3 (the 3.x LTS, alerts/prometheus3.py, which `make deps` fetches), whose
+The same tests pass on Prometheus 3 (the 3.x LTS, dev/tooling/prometheus3.py, which `make deps` fetches), whose
 range selectors leave out the sample at the window's start and whose rate() multiplies by a factor where 2.42
 divides: the same figures but for the last digit (0.9249999999999999 for 0.925), so there promtool compares
 values as nearly equal (`fuzzy_compare`, a field 2.42 does not know), in copies of the test files."""
@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 import yaml
 
-from alerts import prometheus3
+from tooling import prometheus3
 
 REPO = Path(__file__).resolve().parents[2]
 TESTS = REPO / "alerts" / "tests"
@@ -98,7 +98,7 @@ def promtool3() -> Path:
     found = prometheus3.cached()
     if found is None:
         pytest.fail(
-            f"no Prometheus 3 in {prometheus3.cache_dir()}: run `python3 -m alerts.prometheus3` (`make deps` does)"
+            f"no Prometheus 3 in {prometheus3.cache_dir()}: run `python3 -m tooling.prometheus3` (`make deps` does)"
         )
     return found / "promtool"
 

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 import yaml
-from perfwatch_host_exporter.families import EXPORTER_REGISTRY
 
 from alerts import alerting, generate, recording, validate
 from alerts.profiles import LAB, PRODUCTION, PROFILES, Profile, differing_fields
 from alerts.promql import input_selectors
 from perfwatch.collection.module_families import MODULE_REGISTRY
+from perfwatch_host_exporter.families import EXPORTER_REGISTRY
 
 GENERATED = generate.OUT
 DURATION = re.compile(r"^\d+[smhd]$")

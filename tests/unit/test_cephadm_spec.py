@@ -10,10 +10,10 @@ import time
 from pathlib import Path
 
 import yaml
-from perfwatch_host_exporter.cli import DEFAULT_PORT, parser
 
 from alerts.profiles import PRODUCTION
 from perfwatch.common.version import __version__
+from perfwatch_host_exporter.cli import DEFAULT_PORT, parser
 from tests.cluster.promutil import Prometheus
 
 REPO = Path(__file__).resolve().parents[2]

@@ -19,13 +19,13 @@ from grafana_foundation_sdk.cog.encoder import JSONEncoder
 from grafana_foundation_sdk.cog.plugins import register_default_plugins
 from grafana_foundation_sdk.models import dashboard as dm
 from grafana_foundation_sdk.models import prometheus as pm
-from perfwatch_host_exporter import daemon_counters
 
 from alerts import alerting, validate
 from alerts.profiles import PRODUCTION
 from dashboards import common, generate, queries
 from perfwatch.collection.module_families import MODULE_REGISTRY
 from perfwatch.common.daemon_counters import counters
+from perfwatch_host_exporter import daemon_counters
 
 REPO = Path(__file__).resolve().parents[2]
 RECORDING = REPO / "alerts" / "generated" / "production" / "recording.yml"

@@ -18,9 +18,9 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-from perfwatch_host_exporter.cli import parser
 
 from perfwatch.common.version import __version__
+from perfwatch_host_exporter.cli import parser
 
 from ..tools import packaging_tool
 

@@ -268,7 +268,7 @@ def test_the_rule_finds_what_is_broken_and_leaves_what_is_not_a_path() -> None:
         "[what to scrape](alerts/README.md#what-prometheus-must-scrape), [up](#developing)": "README.md",
         "[the runbook](../../alerts/runbook.md#perfwatchdevicesaturated)": "deploy/cephadm/README.md",
         "`alerts/generated/<profile>/recording.yml`, alerts/generated/production/{recording,alerts}.yml": "x.md",
-        "`alerts/tests/*.test.yml` and `dashboards/generated/` and `bench/rule_cost.py`.": "x.md",
+        "`alerts/tests/*.test.yml` and `dashboards/generated/` and `dev/bench/rule_cost.py`.": "x.md",
         "/proc/self/exe, .lab/, build/deb/, src/pybind/mgr/mgr_module.py, <https://x.io/alerts/none.py>": "x.md",
         "I/O at 3 MB/s; the store key bench/aside/<key>/<time>; kubectl exec deploy/rook-ceph-tools": "x.py",
         "Rook's deploy/examples/cluster.yaml, Ceph's `mgr_module.py`, mgr/perfwatch/... and README.md": "x.py",

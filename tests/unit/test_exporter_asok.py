@@ -11,10 +11,10 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from perfwatch_host_exporter import asok
-from perfwatch_host_exporter.identity import identify
 
 from perfwatch.common.daemon_counters.counters import PERF_DUMP
+from perfwatch_host_exporter import asok
+from perfwatch_host_exporter.identity import identify
 
 
 @contextmanager

@@ -15,6 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from perfwatch.common.daemon_counters.counters import PERF_DUMP
+from perfwatch.common.daemon_counters.fetch_reasons import REASON_DECODE
 from perfwatch_host_exporter import asok, daemon_counters
 from perfwatch_host_exporter.app import make_app
 from perfwatch_host_exporter.collection_loop import CollectionLoop
@@ -22,10 +26,6 @@ from perfwatch_host_exporter.discovery import Daemon
 from perfwatch_host_exporter.fsroot import Root
 from perfwatch_host_exporter.identity import identify
 from perfwatch_host_exporter.sockets import DaemonSockets
-from prometheus_client.parser import text_string_to_metric_families
-
-from perfwatch.common.daemon_counters.counters import PERF_DUMP
-from perfwatch.common.daemon_counters.fetch_reasons import REASON_DECODE
 
 from .test_exporter_collector import FSID, build, collector, value, values
 

@@ -1,6 +1,7 @@
 from pathlib import Path
 
 import pytest
+
 from perfwatch_host_exporter import cgroups
 from perfwatch_host_exporter.cgroup_reader import CgroupError, CgroupReader
 

@@ -7,11 +7,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
 from perfwatch_host_exporter import cli, fsid
 from perfwatch_host_exporter.cgroups import parse_mountinfo
 from perfwatch_host_exporter.collector import HostCollector, HostSettings
 from perfwatch_host_exporter.identity import identify
-from prometheus_client.parser import text_string_to_metric_families
 
 from .fixtures_exporter.fakehost import FakeHost
 from .test_exporter_collector import Clock, FakeAsok

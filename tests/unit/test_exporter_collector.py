@@ -8,15 +8,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from perfwatch.common.daemon_counters import counters
+from perfwatch.common.exposition import PREFIX
 from perfwatch_host_exporter import asok
 from perfwatch_host_exporter.app import make_app
 from perfwatch_host_exporter.collection_loop import CollectionLoop
 from perfwatch_host_exporter.collector import HostCollector, HostSettings
 from perfwatch_host_exporter.families import EXPORTER_REGISTRY
-from prometheus_client.parser import text_string_to_metric_families
-
-from perfwatch.common.daemon_counters import counters
-from perfwatch.common.exposition import PREFIX
 
 from .fixtures_exporter.fakehost import FakeHost
 

@@ -5,13 +5,13 @@ counted per OSD by reason; off by default, when no OSD is asked for them."""
 from pathlib import Path
 
 import pytest
-from perfwatch_host_exporter import asok
-from perfwatch_host_exporter.daemon_counters import FAMILIES
 from prometheus_client.parser import text_string_to_metric_families
 
 from perfwatch.collection.collector import Collector as ModuleCollector
 from perfwatch.collection.collector import Settings as ModuleSettings
 from perfwatch.common.exposition import PREFIX
+from perfwatch_host_exporter import asok
+from perfwatch_host_exporter.daemon_counters import FAMILIES
 
 from .fakes import FakeAdapter
 from .test_exporter_collector import FSID, build, collector

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from perfwatch_host_exporter.device_kind import DeviceKind, DeviceKinds, kind_of
 
 from .fixtures_exporter.fakehost import FakeHost

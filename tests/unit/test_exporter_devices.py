@@ -2,6 +2,7 @@ import errno
 from pathlib import Path
 
 import pytest
+
 from perfwatch_host_exporter.devices import MAX_DEPTH, DeviceError, DeviceResolver, DeviceRow
 
 from .fixtures_exporter.fakehost import FakeHost

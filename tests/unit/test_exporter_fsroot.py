@@ -2,6 +2,7 @@ import errno
 from pathlib import Path
 
 import pytest
+
 from perfwatch_host_exporter.fsroot import MAX_HOPS, Root
 
 

@@ -13,11 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from perfwatch_host_exporter import trust
-from perfwatch_host_exporter.collection_loop import CollectionLoop
-from perfwatch_host_exporter.discovery import Scanner
-from perfwatch_host_exporter.errors import ErrorCounter
-from perfwatch_host_exporter.fsroot import StatResult
 
 from perfwatch.common.metrics_model import Sample
 from perfwatch.common.server import Response, encode
@@ -31,6 +26,11 @@ from perfwatch.common.server.basic_auth import (
     status_of,
 )
 from perfwatch.common.server.handshake import not_allowed
+from perfwatch_host_exporter import trust
+from perfwatch_host_exporter.collection_loop import CollectionLoop
+from perfwatch_host_exporter.discovery import Scanner
+from perfwatch_host_exporter.errors import ErrorCounter
+from perfwatch_host_exporter.fsroot import StatResult
 
 from .fixtures_exporter.fakehost import FakeHost
 

@@ -16,15 +16,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from perfwatch_host_exporter.app import make_app
-from perfwatch_host_exporter.collection_loop import CollectionLoop
-from perfwatch_host_exporter.collector import HostCollector, HostSettings
 from prometheus_client.parser import text_string_to_metric_families
 
 from perfwatch.common.exposition import CONTENT_TYPE
 from perfwatch.common.metrics_model import Sample
 from perfwatch.common.server import HttpServer
 from perfwatch.common.version import __version__
+from perfwatch_host_exporter.app import make_app
+from perfwatch_host_exporter.collection_loop import CollectionLoop
+from perfwatch_host_exporter.collector import HostCollector, HostSettings
 
 from .fixtures_exporter.fakehost import FakeHost
 

@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from perfwatch_host_exporter.families import EXPORTER_REGISTRY
 
 from perfwatch.collection.module_families import MODULE_REGISTRY
 from perfwatch.common.exposition import PREFIX
 from perfwatch.common.metrics_model import Registry
+from perfwatch_host_exporter.families import EXPORTER_REGISTRY
 
 from .fixtures_exporter.ceph_exporter_naming import counter_family_names, emulate, exporter_labels, promethize
 

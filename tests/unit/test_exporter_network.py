@@ -2,6 +2,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from perfwatch_host_exporter import network, rgw, tc
 
 from .fixtures_exporter.fakehost import FakeHost

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from perfwatch_host_exporter.fsroot import Root
 from perfwatch_host_exporter.nic_map import (
     CarriedAddress,

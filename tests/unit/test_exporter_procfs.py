@@ -1,4 +1,5 @@
 import pytest
+
 from perfwatch_host_exporter.identity import COMM_KINDS, identify, options
 from perfwatch_host_exporter.procfs import parse_cmdline, parse_stat
 

@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 
 import pytest
+
 from perfwatch_host_exporter import asok
 from perfwatch_host_exporter.discovery import Scanner
 from perfwatch_host_exporter.identity import identify

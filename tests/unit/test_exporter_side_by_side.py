@@ -5,6 +5,7 @@ import logging
 import threading
 
 import pytest
+
 from perfwatch_host_exporter import side_by_side
 
 

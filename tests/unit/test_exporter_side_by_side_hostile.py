@@ -23,6 +23,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+
 from perfwatch_host_exporter import asok, daemon_counters, side_by_side
 from perfwatch_host_exporter.discovery import Daemon
 from perfwatch_host_exporter.errors import ErrorCounter

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from perfwatch_host_exporter import asok, discovery, fsroot, trust
 from perfwatch_host_exporter.families import REFUSAL_REASONS
 from perfwatch_host_exporter.fsroot import Refused, Root, StatResult

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from perfwatch_host_exporter import webconfig, yamlish
 
 from .test_exporter_http import ENV, free_port

@@ -12,7 +12,6 @@ import math
 from typing import Any
 
 import pytest
-from perfwatch_host_exporter import daemon_counters as exporter_counters
 from prometheus_client.parser import text_string_to_metric_families
 
 from perfwatch.benchmarks.engine.commit_evidence import COMMIT_COMMAND, commit_reading, slow_committers, window_latency
@@ -23,6 +22,7 @@ from perfwatch.collection.module_families import MODULE_REGISTRY
 from perfwatch.common import exposition
 from perfwatch.common.daemon_counters import counters as c
 from perfwatch.common.daemon_counters.counter_families import MEMPOOL_BYTES, MEMPOOL_ITEMS
+from perfwatch_host_exporter import daemon_counters as exporter_counters
 
 from .fakes import PERF_DUMP, FakeAdapter
 

@@ -1,4 +1,4 @@
-"""The record of which lab directory holds a lab name (lab/claims.py), in a claims folder of the test's own."""
+"""The record of which lab directory holds a lab name (dev/lab/claims.py), in a claims folder of the test's own."""
 
 from __future__ import annotations
 

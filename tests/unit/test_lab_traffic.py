@@ -1,4 +1,4 @@
-"""lab/traffic.py, the non-Ceph traffic of `lab saturate network --network other`: paced, bounded, one address."""
+"""dev/lab/traffic.py, the non-Ceph traffic of `lab saturate network --network other`: paced, bounded, one address."""
 
 import socket
 import subprocess

@@ -6,12 +6,12 @@ import ast
 from pathlib import Path
 
 import pytest
-from perfwatch_host_exporter import daemon_counters
-from perfwatch_host_exporter.families import EXPORTER_REGISTRY
 
 from perfwatch.collection.module_families import MODULE_REGISTRY
 from perfwatch.common import exposition
 from perfwatch.common.metrics_model import TYPES, Registry, Sample
+from perfwatch_host_exporter import daemon_counters
+from perfwatch_host_exporter.families import EXPORTER_REGISTRY
 
 EXPORTER_DIR = Path(__file__).resolve().parents[2] / "exporters" / "perfwatch_host_exporter"
 

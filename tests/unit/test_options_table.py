@@ -1,4 +1,4 @@
-"""The README's options table is generated from the options the mgr reads (docs/options_table.py):
+"""The README's options table is generated from the options the mgr reads (dev/tooling/options_table.py):
 stale, or drawn wrongly, fails here."""
 
 from __future__ import annotations
@@ -9,15 +9,14 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "docs"))
+from tooling import options_table
 
-import options_table  # noqa: E402
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_the_readme_table_is_the_generated_one() -> None:
     proc = subprocess.run(
-        [sys.executable, str(REPO / "docs" / "options_table.py"), "--check"], capture_output=True, text=True
+        [sys.executable, str(REPO / "dev" / "tooling" / "options_table.py"), "--check"], capture_output=True, text=True
     )
     assert proc.returncode == 0, proc.stderr
 

@@ -1,4 +1,4 @@
-"""alerts/prometheus3.py without the network: what a fetch refuses to replace, and when a cache is not used
+"""dev/tooling/prometheus3.py without the network: what a fetch refuses to replace, and when a cache is not used
 (what would run from it runs as the caller). The fetch itself runs in `make deps`; the promtool tests use it."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from alerts import prometheus3
+from tooling import prometheus3
 
 
 def fake_cache(cache: Path, version: str = "3.5.3") -> Path:

@@ -19,12 +19,12 @@ from typing import Any
 
 import pytest
 import yaml
-from perfwatch_host_exporter.cli import DEFAULT_PORT, parser
 
 from alerts import generate
 from alerts.profiles import PRODUCTION, PROFILES
 from perfwatch.common.version import __version__
 from perfwatch.options import declared as options
+from perfwatch_host_exporter.cli import DEFAULT_PORT, parser
 
 REPO = Path(__file__).resolve().parents[2]
 ROOK = REPO / "deploy" / "rook"

@@ -1,15 +1,10 @@
-"""bench/scrape_targets.py: the synthetic cluster split into the scrape targets a real one has, which
-bench/vm_verdicts.py shares out between two vmagent shards."""
+"""dev/bench/scrape_targets.py: the synthetic cluster split into the scrape targets a real one has, which
+dev/bench/vm_verdicts.py shares out between two vmagent shards."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-
-from scrape_targets import TargetServer, split_targets
-from synthetic_cluster import SyntheticCluster
+from bench.scrape_targets import TargetServer, split_targets
+from bench.synthetic_cluster import SyntheticCluster
 
 
 def test_targets_partition_the_series_one_per_source_and_instance() -> None:

@@ -1,17 +1,13 @@
-"""bench/synthetic_cluster.py in its two collection modes: the OSDs' daemon counters from the mgr module (the
+"""dev/bench/synthetic_cluster.py in its two collection modes: the OSDs' daemon counters from the mgr module (the
 default) or from each host's exporter (daemon_counters_source exporters), and without baselines."""
 
 from __future__ import annotations
 
 import re
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
 import pytest
-from synthetic_cluster import SyntheticCluster
 
+from bench.synthetic_cluster import SyntheticCluster
 from perfwatch.common.daemon_counters import counters
 
 # families the OSDs' daemon counters give (what the exporters take over), and the collector's per-daemon ones
@@ -55,7 +51,7 @@ def test_an_unknown_mode_is_refused() -> None:
 def test_the_per_osd_load_series_stay_within_the_modules_cap_and_the_saturated_osds_keep_theirs() -> None:
     """Whose load, on with the module's defaults: at 10,000 OSDs the cap (load_osd_series_max) holds the
     busiest 1,000 OSDs' series, and those are the saturated ones first (the load rules join them)."""
-    from synthetic_cluster import LOAD_DEFAULTS, LOAD_SERIES_PER_OSD
+    from bench.synthetic_cluster import LOAD_DEFAULTS, LOAD_SERIES_PER_OSD
 
     cluster = SyntheticCluster(10_000, 24)
     per_osd = [t for t, _, _ in cluster.by_source["perfwatch"] if t.startswith("ceph_perfwatch_load_osd_")]

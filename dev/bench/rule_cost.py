@@ -1,5 +1,5 @@
 """What the production rules cost at scale: their evaluation time and the series they add, in a real
-Prometheus (Debian's), for a synthetic cluster of N OSDs (bench/synthetic_cluster.py: every input series the
+Prometheus (Debian's), for a synthetic cluster of N OSDs (dev/bench/synthetic_cluster.py: every input series the
 rules read, with the labels of the real sources; the script names any input the rules read that it lacks).
 
 For each N, Prometheus starts on 127.0.0.1 with alerts/generated/production/{recording,alerts}.yml (read at
@@ -22,11 +22,11 @@ samples counts; after --evaluations of each group:
 Then: the series each recording rule adds, rule errors, the alerts (pending: the run is shorter than their
 `for:`), and whether the verdicts find exactly what the synthetic cluster made saturated or missing.
 
-Usage: python3 bench/rule_cost.py [--osds 1000 10000] [--osds-per-host 24] [--evaluations 3] [--detail] [--keep DIR]
+Usage: python3 dev/bench/rule_cost.py [--osds 1000 10000] [--osds-per-host 24] [--evaluations 3] [--detail] [--keep DIR]
                                   [--counters-from module|exporters] [--no-baselines] [--repeats 5]
                                   [--prometheus PATH]
 --prometheus runs another release than Debian's 2.42 on PATH: `--prometheus 3` the Prometheus 3 LTS of Debian
-testing that `make deps` unpacks without installing it (alerts/prometheus3.py; fetched here if it is not), or
+testing that `make deps` unpacks without installing it (dev/tooling/prometheus3.py; fetched here if it is not), or
 the path of any prometheus binary.
 About 9 minutes at 1,000 OSDs and 12 at 10,000 (1.35 M input series: Prometheus near 10 GiB, this script
 about 1 GiB). A promtool backfill would save the 5 m fill, but at 10,000 OSDs it writes 7 GB of OpenMetrics
@@ -59,13 +59,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, NamedTuple
 
-sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parent.parent)]
+from bench.synthetic_cluster import SyntheticCluster
+from tooling import prometheus3
 
-from synthetic_cluster import SyntheticCluster  # noqa: E402
-
-from alerts import prometheus3  # noqa: E402
-
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 RULES = REPO / "alerts" / "generated" / "production"
 STEP = 15  # s, the scrape interval
 REPEATS = 5  # runs of each expression alone (--repeats)

@@ -1,6 +1,6 @@
 """Times `python3 -m lab up` to HEALTH_OK and `down`, for each topology, and prints the figures.
 
-Usage: python3 bench/lab_startup.py [--runs N]. Uses its own directory and ports; as root.
+Usage: python3 dev/bench/lab_startup.py [--runs N]. Uses its own directory and ports; as root.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 TOPOLOGIES = {"--hosts 1": ["--hosts", "1"], "--hosts 3": ["--hosts", "3", "--subnet-index", "9"]}
 
 

@@ -8,7 +8,7 @@ import os
 import re
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_DIR = REPO_ROOT / ".lab"
 CONFIG_FILE = "lab.json"
 GIB = 1024**3

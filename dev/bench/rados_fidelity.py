@@ -1,7 +1,7 @@
 """Fidelity of the module's rados round: its 4 KiB write IOPS at queue depth 16 beside `rados bench -b 4096
 -t 16 write` for the same duration, one after the other, on the same lab. Prints both and their ratio.
 
-Usage: .venv/bin/python bench/rados_fidelity.py [--lab-dir .lab] [--seconds 10] [--repeat 2]
+Usage: .venv/bin/python dev/bench/rados_fidelity.py [--lab-dir .lab] [--seconds 10] [--repeat 2]
 A lab must be running (python3 -m lab up).
 """
 
@@ -15,8 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
+REPO = Path(__file__).resolve().parents[2]
 
 from lab import cephcli  # noqa: E402
 from lab.cluster import Lab  # noqa: E402

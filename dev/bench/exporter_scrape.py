@@ -6,7 +6,7 @@ command: an exporter that believes it reads the FIFO to find its cluster, and wa
 the latency of many scrapes (min, median, p99, max), the exporter's own collection time, how many
 daemons it reported (the fakes it believed) and refused, and its resident memory.
 
-    sudo python3 bench/exporter_scrape.py [--fakes 200] [--scrapes 500] [--exporter-tree DIR]
+    sudo python3 dev/bench/exporter_scrape.py [--fakes 200] [--scrapes 500] [--exporter-tree DIR]
 
 --exporter-tree runs another checkout's exporter (its exporters/ and mgr_module/), to compare versions.
 Runs as root (it starts processes as nobody); stops exactly what it started.
@@ -27,7 +27,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 NOBODY = 65534
 FSID = "00000000-0000-4000-8000-00000000b0b0"  # no cluster: the host's own daemons are left out
 

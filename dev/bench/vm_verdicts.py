@@ -1,8 +1,8 @@
 """The production rules, unchanged, on a horizontally scalable engine: the synthetic cluster of N OSDs
-(bench/synthetic_cluster.py) scraped by two vmagent shards into VictoriaMetrics and evaluated by vmalert,
+(dev/bench/synthetic_cluster.py) scraped by two vmagent shards into VictoriaMetrics and evaluated by vmalert,
 against Debian's Prometheus on the same input. Same verdicts or not, rule by rule.
 
-The cluster is served (bench/scrape_targets.py) as the targets a real one has: each host's node_exporter and
+The cluster is served (dev/bench/scrape_targets.py) as the targets a real one has: each host's node_exporter and
 perfwatch host exporter, the mgrs' modules; honor_labels keeps the series' own job, instance, cluster and
 hostname. One engine at a time, so each has the machine's CPU and memory to itself (the input is the same:
 counters are straight lines in time, so rates do not depend on when they are read):
@@ -23,7 +23,7 @@ state depends on how long an engine has run, are compared by label set only); th
 expected verdict counts in both; SAME or DIFFERENT; rule errors of each engine; group evaluation times
 (Prometheus's evaluationTime; vmalert's iteration duration), CPU and peak RSS (VmHWM) of every engine process.
 
-Usage: python3 bench/vm_verdicts.py [--osds 1000] [--osds-per-host 24] [--evaluations 2] [--keep DIR]
+Usage: python3 dev/bench/vm_verdicts.py [--osds 1000] [--osds-per-host 24] [--evaluations 2] [--keep DIR]
 Needs Debian's `prometheus` and `victoria-metrics` (apt-get install prometheus victoria-metrics).
 About 17 minutes at 1,000 OSDs and 26 at 10,000 (0.67 M input series; peak RSS at 10,000: Prometheus 5.6 GiB,
 victoria-metrics 2.9 GiB, vmalert 1.4 GiB, the vmagents 0.6 GiB, this script 1.9 GiB; the engines run one
@@ -52,13 +52,11 @@ from typing import Any
 
 import yaml
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench.scrape_targets import TargetServer, split_targets
+from bench.synthetic_cluster import SyntheticCluster
+from bench.vm_engines import SHARDS, Engine, Proc, Prometheus, VictoriaMetrics
 
-from scrape_targets import TargetServer, split_targets
-from synthetic_cluster import SyntheticCluster
-from vm_engines import SHARDS, Engine, Proc, Prometheus, VictoriaMetrics
-
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 RULES = REPO / "alerts" / "generated" / "production"
 UNITS = {"s": 1, "m": 60, "h": 3600}
 

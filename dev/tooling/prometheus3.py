@@ -4,10 +4,10 @@ installed (nothing on the system changes: apt runs with a sources list, lists an
 checks the archive's signatures with Debian's keyring).
 
 `make deps` fetches it; the promtool tests run the rules' tests on it too (tests/unit/test_alert_promtool.py)
-and `bench/rule_cost.py --prometheus` measures the rules on it:
+and `dev/bench/rule_cost.py --prometheus` measures the rules on it:
 
-    python3 -m alerts.prometheus3            # fetch unless cached; prints the folder of its two binaries
-    python3 -m alerts.prometheus3 --check    # exit 1 unless it is cached (prints why)
+    python3 -m tooling.prometheus3            # fetch unless cached; prints the folder of its two binaries
+    python3 -m tooling.prometheus3 --check    # exit 1 unless it is cached (prints why)
 
 Debian testing moves: the version fetched is whatever it holds, shown by `--version` and in the folder's
 marker. A cached one is kept until `--refetch`. Anything but a 3.x is refused. The cache is used only when it
@@ -32,9 +32,6 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
-
-if __package__ in (None, ""):  # run as a file
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from lab.rootfs import mirror
 
@@ -190,7 +187,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.check:
         why = problem(cache)
         if why:
-            print(f"{why}; run `python3 -m alerts.prometheus3` (`make deps` does)", file=sys.stderr)
+            print(f"{why}; run `python3 -m tooling.prometheus3` (`make deps` does)", file=sys.stderr)
             return 1
     found = None if args.refetch else cached(cache)
     if found is None:

@@ -1,5 +1,5 @@
 """A synthetic Ceph cluster of N OSDs as Prometheus sees it: every input series the production recording
-rules read, with the labels the real sources carry, for bench/rule_cost.py.
+rules read, with the labels the real sources carry, for dev/bench/rule_cost.py.
 
 Four sources (each served as one scrape target by rule_cost.py), each series with the labels it has once
 ingested (target labels included):
@@ -33,13 +33,8 @@ from __future__ import annotations
 import math
 import random
 import statistics
-import sys
 import time
 from collections.abc import Callable, Iterator
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(1, str(Path(__file__).resolve().parent.parent / "mgr_module"))  # the module's options and load queries
 
 from alerts.profiles import PRODUCTION, Profile
 from perfwatch.load.queries import CLIENTS

@@ -9,7 +9,7 @@ or without --daemon-counters.
 The cost is per host, so a cluster's size does not change it: what grows with the cluster is the number
 of hosts, each paying its own.
 
-Usage: python3 bench/exporter_daemon_counters.py [--osds 12 24 48] [--cycles 20]
+Usage: python3 dev/bench/exporter_daemon_counters.py [--osds 12 24 48] [--cycles 20]
 """
 
 from __future__ import annotations
@@ -21,14 +21,12 @@ import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(REPO / "exporters"), str(REPO / "mgr_module")]
-
-from perfwatch_host_exporter import daemon_counters  # noqa: E402
-from perfwatch_host_exporter.families import EXPORTER_REGISTRY  # noqa: E402
+REPO = Path(__file__).resolve().parents[2]
 
 from perfwatch.common.daemon_counters import counters  # noqa: E402
 from perfwatch.common.exposition import render  # noqa: E402
+from perfwatch_host_exporter import daemon_counters  # noqa: E402
+from perfwatch_host_exporter.families import EXPORTER_REGISTRY  # noqa: E402
 
 FIXTURES = REPO / "tests" / "fixtures"
 FSID = "2f3c6a52-93a4-4a52-9b41-0c6a0c9e2b7d"

@@ -1,4 +1,4 @@
-"""The engines bench/vm_verdicts.py runs, each a process (or several) of Debian's packages on 127.0.0.1 that
+"""The engines dev/bench/vm_verdicts.py runs, each a process (or several) of Debian's packages on 127.0.0.1 that
 it starts and stops by PID: Prometheus (`prometheus`) and VictoriaMetrics (`victoria-metrics`: the
 single-node server, two `vmagent` scrape shards and `vmalert`). Both read the same rule files unchanged and
 answer the Prometheus HTTP query API, which `Engine.query` speaks.

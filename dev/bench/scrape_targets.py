@@ -1,7 +1,7 @@
-"""The synthetic cluster (bench/synthetic_cluster.py) served as the many scrape targets a real one has: one
+"""The synthetic cluster (dev/bench/synthetic_cluster.py) served as the many scrape targets a real one has: one
 target per source and instance, as the series' own `instance` label says (each host's node_exporter and
 perfwatch host exporter, the active mgr's perfwatch and prometheus modules, the standby's perfwatch module),
-so that a sharded scraper has targets to share out. For bench/vm_verdicts.py.
+so that a sharded scraper has targets to share out. For dev/bench/vm_verdicts.py.
 
 Each target is GET /metrics/<source>/<instance>, rendered at the moment of the request (counters are straight
 lines in time, as SyntheticCluster makes them), every sample stamped with that moment. Only 127.0.0.1. Any
@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from synthetic_cluster import Line, SyntheticCluster
+from bench.synthetic_cluster import Line, SyntheticCluster
 
 INSTANCE = re.compile(r'instance="([^"]+)"')
 CHUNK = 50_000  # lines rendered at a time

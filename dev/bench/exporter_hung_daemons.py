@@ -5,7 +5,7 @@ socket and never answering, beside one that answers every command with a recorde
 exporter runs with --daemon-counters and the default 2 s --asok-timeout; printed: its first collections'
 duration (ceph_perfwatch_exporter_collection_duration_seconds), and whether the answering OSD was read.
 
-    sudo python3 bench/exporter_hung_daemons.py [--hung 0,8,24] [--collections 3] [--hang accepted|backlog]
+    sudo python3 dev/bench/exporter_hung_daemons.py [--hung 0,8,24] [--collections 3] [--hang accepted|backlog]
                                                 [--exporter-tree DIR]
 
 --exporter-tree runs another checkout's exporter (its exporters/ and mgr_module/), to compare versions.
@@ -26,7 +26,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 FSID = "00000000-0000-4000-8000-00000000c0de"
 FIXTURES = REPO / "tests" / "fixtures"
 

@@ -10,7 +10,7 @@
            the device and is not counted in its io_time.)
 - network: tc token-bucket shaping on both ends of one of a host's links (eth0: public network; with
            --cluster-network eth1: cluster network, eth2: no Ceph traffic): the host sends and receives at
-           most `rate` on it. For eth2 the knob also makes the traffic (lab/traffic.py, recorded by PID).
+           most `rate` on it. For eth2 the knob also makes the traffic (dev/lab/traffic.py, recorded by PID).
 
 Each knob is a dict in the lab state, keyed "<kind>:<target>", holding what `clear` needs to undo it.
 The functions that change knobs take that state and a `save` that writes it to the lab directory: a
@@ -249,7 +249,7 @@ def saturate_network(
     log_dir: Path | None = None,
 ) -> dict[str, Any]:
     """Shape both ends of the host's link for `network` to `rate` (a tc rate, e.g. 80mbit); for `other`, also
-    fill it with traffic that is not Ceph's (lab/traffic.py, from the host to the lab's sink)."""
+    fill it with traffic that is not Ceph's (dev/lab/traffic.py, from the host to the lab's sink)."""
     bits = parse_rate(rate)
     host, veth, device = _link_of(topo, host_name, network)
     assert host.netns is not None

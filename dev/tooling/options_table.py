@@ -4,9 +4,9 @@ reads (module.py turns each entry into an `Option`), so the README cannot drift 
 `ceph config set mgr mgr/perfwatch/<option>` accepts. A table (name, type, default, range or values, the
 short description), then each option's long description where it has one.
 
-    python3 docs/options_table.py            # print what goes between the README's markers
-    python3 docs/options_table.py --write    # rewrite it in README.md
-    python3 docs/options_table.py --check    # exit 1 when README.md's copy is stale (a unit test runs this)
+    python3 dev/tooling/options_table.py            # print what goes between the README's markers
+    python3 dev/tooling/options_table.py --write    # rewrite it in README.md
+    python3 dev/tooling/options_table.py --check    # exit 1 when README.md's copy is stale (a unit test runs this)
 """
 
 from __future__ import annotations
@@ -16,15 +16,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parent.parent
-README = REPO / "README.md"
-BEGIN = (
-    "<!-- BEGIN options: generated from mgr_module/perfwatch/options/declared.py by docs/options_table.py --write -->"
-)
-END = "<!-- END options -->"
+from perfwatch.options.declared import OPTIONS
 
-sys.path.insert(0, str(REPO / "mgr_module"))
-from perfwatch.options.declared import OPTIONS  # noqa: E402
+REPO = Path(__file__).resolve().parents[2]
+README = REPO / "README.md"
+BEGIN = "<!-- BEGIN options: generated from the module's options by dev/tooling/options_table.py --write -->"
+END = "<!-- END options -->"
 
 
 def _text(text: str) -> str:
@@ -116,7 +113,9 @@ def main() -> int:
     wanted = spliced(text, table)
     if args.check:
         if wanted != text:
-            print(f"{README} has a stale options table: run python3 docs/options_table.py --write", file=sys.stderr)
+            print(
+                f"{README} has a stale options table: run python3 dev/tooling/options_table.py --write", file=sys.stderr
+            )
             return 1
         return 0
     README.write_text(wanted)

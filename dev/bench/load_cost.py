@@ -7,7 +7,7 @@ objects). With attribution off the OSDs run perfwatch's tombstone query once it 
 the OSDs cannot be removed: see README, Whose load): the first "off" round runs before anything was ever
 registered, so "never" is shown apart.
 
-Usage: .venv/bin/python bench/load_cost.py --lab-dir DIR [--rounds 3] [--seconds 20]
+Usage: .venv/bin/python dev/bench/load_cost.py --lab-dir DIR [--rounds 3] [--seconds 20]
 """
 
 from __future__ import annotations
@@ -21,8 +21,7 @@ import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(REPO)]
+REPO = Path(__file__).resolve().parents[2]
 
 from lab import cephcli  # noqa: E402
 from lab.cluster import Lab  # noqa: E402

@@ -1,4 +1,4 @@
-"""A stand-in ceph-mgr for the module's real MgrAdapter at n OSDs, for bench/metrics_endpoint.py: get() of
+"""A stand-in ceph-mgr for the module's real MgrAdapter at n OSDs, for dev/bench/metrics_endpoint.py: get() of
 "osd_map" and "osd_metadata" shaped as Ceph's dumps (each OSD's entry, its osd_xinfo, its metadata with
 the fields a BlueStore OSD reports), built afresh on every call by decoding JSON (as the mgr's PyFormatter
 builds new Python objects on every get()); get_osdmap().get_epoch(); and a librados handle whose
@@ -14,7 +14,7 @@ import types
 from pathlib import Path
 from typing import Any
 
-FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[2] / "tests" / "fixtures"
 
 
 def _addrvec(ip: str, port: int) -> dict[str, Any]:

@@ -1,15 +1,15 @@
 """Figures for the module's metrics path.
 
 (a) simulated clusters (1,000 / 5,000 / 10,000 OSDs): the module's own MgrAdapter and CallPool on a
-    stand-in mgr (bench/synthetic_maps.py: the OSD map and metadata built afresh on every get(), a librados
+    stand-in mgr (dev/bench/synthetic_maps.py: the OSD map and metadata built afresh on every get(), a librados
     handle answering at once with the recorded Pacific payloads), each OSD with a result of every benchmark
-    kind that measures OSDs (bench/synthetic_module.py): collector CPU (all threads) and wall time per
+    kind that measures OSDs (dev/bench/synthetic_module.py): collector CPU (all threads) and wall time per
     cycle, with the OSD map unchanged and with a new one every cycle (the module reads it once per epoch),
     the render part of it, samples, body sizes, the Python heap the cycle's output holds, and scrape latency
     through the real HTTP server;
 (b) on a running lab: our /metrics beside Ceph's prometheus module /metrics, same cluster, one run.
 
-Usage: .venv/bin/python bench/metrics_endpoint.py [--sizes 1000,5000,10000] [--scrapes 20] [--lab-dir .lab]
+Usage: .venv/bin/python dev/bench/metrics_endpoint.py [--sizes 1000,5000,10000] [--scrapes 20] [--lab-dir .lab]
                                                   [--source module|exporters] [--no-baselines]
 """
 
@@ -25,12 +25,10 @@ import tracemalloc
 import urllib.request
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(REPO), str(REPO / "mgr_module")]
+REPO = Path(__file__).resolve().parents[2]
 
-from synthetic_maps import StandInMgr, mgr_adapter  # noqa: E402
-from synthetic_module import filled_board  # noqa: E402
-
+from bench.synthetic_maps import StandInMgr, mgr_adapter  # noqa: E402
+from bench.synthetic_module import filled_board  # noqa: E402
 from lab import cephcli  # noqa: E402
 from lab.cluster import Lab  # noqa: E402
 from perfwatch.benchmarks.measurement import Measurement  # noqa: E402

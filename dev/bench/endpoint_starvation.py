@@ -3,7 +3,7 @@
 Serves a small body on 127.0.0.1 with perfwatch's HttpServer and, for each scenario, holds the bad
 connections open while it scrapes: how many scrapes succeed, and their latency.
 
-Usage: .venv/bin/python bench/endpoint_starvation.py [--scrapes 20] [--timeout 5]
+Usage: .venv/bin/python dev/bench/endpoint_starvation.py [--scrapes 20] [--timeout 5]
 """
 
 from __future__ import annotations
@@ -20,8 +20,7 @@ import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(REPO / "mgr_module")]
+REPO = Path(__file__).resolve().parents[2]
 
 from perfwatch.common.server import HttpServer, Response  # noqa: E402
 

@@ -14,21 +14,18 @@ and, for the chain from the media/CPU/network verdicts' first recording group to
 delay each hop adds here and its bounds. The offsets depend on where the files are (the hash covers the
 file path): a real installation gets other figures within the same bounds.
 
-    python3 bench/rule_chain_lag.py
+    python3 dev/bench/rule_chain_lag.py
 """
 
 from __future__ import annotations
 
 import argparse
 import itertools
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from rule_cost import RULES, Prometheus, rfc3339, seconds
+from bench.rule_cost import RULES, Prometheus, rfc3339, seconds
 
 # The groups each saturation alert's value passes through, from the raw inputs to the alert, in order (one
 # chain per resource: each resource's verdict has its own group); a group of a chain that the rule files do
