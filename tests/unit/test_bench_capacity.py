@@ -15,8 +15,10 @@ from perfwatch.benchmarks.kinds.rados import RadosLatency
 from perfwatch.benchmarks.kinds.rbd import RbdIO
 from perfwatch.benchmarks.kinds.rgw import RgwIndex
 from perfwatch.benchmarks.lifecycle import capacity
-from perfwatch.benchmarks.lifecycle.capacity import GIB, MIB, CapacityError, CapacityView, OsdSpace, PoolSpace
-from perfwatch.benchmarks.lifecycle.planning import OsdInfo
+from perfwatch.benchmarks.lifecycle.capacity import GIB, MIB, CapacityError
+from perfwatch.ceph import capacity_view
+from perfwatch.ceph.capacity_view import CapacityView, OsdSpace, PoolSpace
+from perfwatch.ceph.seam import OsdInfo
 
 FIXTURE = json.loads((Path(__file__).resolve().parent.parent / "fixtures" / "pacific_capacity.json").read_text())
 NEARFULL = 0.85
@@ -137,7 +139,9 @@ def test_nearfull_checks_before_and_during_a_run() -> None:
 
 
 def test_view_from_recorded_pacific_payloads() -> None:
-    view = capacity.view_from_payloads(FIXTURE["osd_stats"], FIXTURE["osd_map"], FIXTURE["df"], FIXTURE["pg_stats"])
+    view = capacity_view.view_from_payloads(
+        FIXTURE["osd_stats"], FIXTURE["osd_map"], FIXTURE["df"], FIXTURE["pg_stats"]
+    )
     assert sorted(view.osds) == [0, 1, 2]
     assert view.osds[2] == OsdSpace(2, 2097152 * 1024, 297400 * 1024, 1799752 * 1024)
     assert view.nearfull_ratio == pytest.approx(0.85)
@@ -151,7 +155,7 @@ def test_view_from_recorded_pacific_payloads() -> None:
 
 def test_an_osd_that_has_not_reported_has_no_figures() -> None:
     stats = {"osd_stats": [{"osd": 0, "kb": 0, "kb_used": 0, "kb_avail": 0}]}
-    assert capacity.view_from_payloads(stats, {}, {}, {}).osds == {}
+    assert capacity_view.view_from_payloads(stats, {}, {}, {}).osds == {}
 
 
 # ----- the kinds' checks (what the runner calls at start) ---------------------------------------

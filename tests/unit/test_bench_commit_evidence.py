@@ -10,10 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from perfwatch.benchmarks.engine.commit_evidence import (
-    COMMIT_COMMAND,
-    COMMIT_COUNTERS,
     MAX_OSDS,
-    commit_reading,
     commit_summary,
     read_all,
     slow_committers,
@@ -21,8 +18,8 @@ from perfwatch.benchmarks.engine.commit_evidence import (
 )
 from perfwatch.benchmarks.engine.probe_coverage import ProbeCoverage
 from perfwatch.benchmarks.kinds.rados import RadosLatency
-from perfwatch.benchmarks.lifecycle.planning import OsdInfo
-from perfwatch.ceph.seam import FetchError
+from perfwatch.ceph.commit_latency import COMMIT_COMMAND, COMMIT_COUNTERS, commit_reading
+from perfwatch.ceph.seam import FetchError, OsdInfo
 from perfwatch.common.daemon_counters.fetch_reasons import REASON_BUSY, REASON_ERROR
 from perfwatch.options import declared as options
 

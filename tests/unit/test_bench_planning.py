@@ -1,7 +1,9 @@
 import pytest
 
 from perfwatch.benchmarks.lifecycle import due, guard, planning
-from perfwatch.benchmarks.lifecycle.planning import BenchLimits, OsdInfo
+from perfwatch.benchmarks.lifecycle.planning import BenchLimits
+from perfwatch.ceph.seam import OsdInfo
+from perfwatch.options import window
 
 PACIFIC = BenchLimits(
     small_size_max_iops=100, large_size_max_throughput=100 << 20, duration=30, max_block_size=64 << 20
@@ -61,14 +63,14 @@ def test_client_latency_abort_decision() -> None:
 
 
 def test_time_windows_and_due() -> None:
-    assert due.parse_window("") is None
-    assert due.parse_window("22:00-06:30") == (1320, 390)
+    assert window.parse_window("") is None
+    assert window.parse_window("22:00-06:30") == (1320, 390)
     with pytest.raises(ValueError, match="HH:MM"):
-        due.parse_window("late evening")
-    night = due.parse_window("22:00-06:00")
+        window.parse_window("late evening")
+    night = window.parse_window("22:00-06:00")
     assert due.in_window(23 * 60, night) and due.in_window(60, night)
     assert not due.in_window(12 * 60, night)
-    assert due.in_window(10 * 60, due.parse_window("09:00-17:00"))
+    assert due.in_window(10 * 60, window.parse_window("09:00-17:00"))
     assert not due.is_due(1000, None, 0, 600)  # interval 0: on command only
     assert due.is_due(1000, None, 60, 600)
     assert not due.is_due(1000, 990, 60, 600)
@@ -78,5 +80,5 @@ def test_time_windows_and_due() -> None:
 
 @pytest.mark.parametrize("text", ["10:00-10:00", "0:00-00:00", " 23:59 - 23:59 "])
 def test_a_window_that_starts_where_it_ends_is_refused(text: str) -> None:
-    with pytest.raises(due.EmptyWindowError, match="starts where it ends"):
-        due.parse_window(text)
+    with pytest.raises(window.EmptyWindowError, match="starts where it ends"):
+        window.parse_window(text)

@@ -14,12 +14,12 @@ import pytest
 from perfwatch.benchmarks import replies as commands
 from perfwatch.benchmarks.base import Benchmark, Context, ParamSpec
 from perfwatch.benchmarks.kinds.registry import KINDS
-from perfwatch.benchmarks.lifecycle.planning import OsdInfo
 from perfwatch.benchmarks.lifecycle.run_control import Refused
 from perfwatch.benchmarks.measurement import Measurement
 from perfwatch.benchmarks.records.store import BenchStore
 from perfwatch.benchmarks.run import Run
 from perfwatch.benchmarks.runner import Runner
+from perfwatch.ceph.seam import OsdInfo
 from perfwatch.commands.output import OutputFormat
 from perfwatch.options import declared as options
 

@@ -14,9 +14,10 @@ from typing import Any
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from perfwatch.benchmarks.engine.commit_evidence import COMMIT_COMMAND, commit_reading, slow_committers, window_latency
+from perfwatch.benchmarks.engine.commit_evidence import slow_committers, window_latency
 from perfwatch.benchmarks.judging import attribution
 from perfwatch.benchmarks.judging.baseline import Verdict
+from perfwatch.ceph.commit_latency import COMMIT_COMMAND, commit_reading
 from perfwatch.collection.collector import Collector, Settings
 from perfwatch.collection.module_families import MODULE_REGISTRY
 from perfwatch.common import exposition

@@ -232,16 +232,24 @@ def test_the_import_graph_reaches_into_the_subpackages() -> None:
 
 
 # ======================================================================================================
-# ONE WAY: the code the host exporter shares imports nothing of the mgr module's other parts.
+# ONE WAY: the code both daemons ship imports nothing of the mgr module's other parts.
 # ======================================================================================================
-# A package of perfwatch -> the packages its modules may import from perfwatch (itself among them). The
-# core (core/: the HTTP server, the renderer, the metric model, the cache a scrape reads) serves /metrics
-# for the module and the exporter; daemon_counters/ is the collection both do of a daemon's counters and
-# uses the core. The rest of the module imports them, never the other way: so the exporter ships them
-# without the module (`python3 packaging/exporter_tree.py --why` shows who imports each of its files).
+# A package of perfwatch -> the packages its modules may import from perfwatch (itself among them).
+# common/ (the HTTP server, the renderer, the metric model, the cache a scrape reads, the daemon counters,
+# the version) is what the module and the host exporter both ship: packaging copies the folder whole into
+# the exporter's package, so nothing in it may reach back into the module.
 SHARED = {
     "perfwatch.common": ("perfwatch.common",),
     "perfwatch.common.daemon_counters": ("perfwatch.common.daemon_counters", "perfwatch.common"),
+}
+
+
+# The module's lower rooms: the seam to Ceph (ceph/) and the options (options/) are what the benchmarks,
+# the collection and the commands build on, so they import none of them (a view of Ceph's maps a
+# benchmark needs lives in ceph/, a time window's syntax in options/).
+LOWER_ROOMS = {
+    "perfwatch.ceph": ("perfwatch.ceph", "perfwatch.common"),
+    "perfwatch.options": ("perfwatch.options", "perfwatch.common"),
 }
 
 
@@ -285,3 +293,13 @@ def test_imports_out_of_finds_an_import_back_into_the_module(tmp_path: Path) -> 
         "perfwatch.common.server -> perfwatch.web",
     ]
     assert imports_out_of(graph, "perfwatch.web", ("perfwatch.web", "perfwatch.common")) == []
+
+
+@pytest.mark.parametrize("package", sorted(LOWER_ROOMS))
+def test_the_seam_and_the_options_import_nothing_above_them(package: str) -> None:
+    graph = import_graph(REPO / "mgr_module" / "perfwatch", "perfwatch")
+    assert any(within(name, (package,)) for name in graph), f"no module of {package}"
+    wrong = imports_out_of(graph, package, LOWER_ROOMS[package])
+    assert not wrong, f"{package} may import only {', '.join(LOWER_ROOMS[package])} of perfwatch:\n" + "\n".join(
+        "  " + line for line in wrong
+    )

@@ -108,8 +108,8 @@ def status(mod: Any) -> dict:
 def test_valid_options_are_used_and_raise_nothing(module_class: Any) -> None:
     mod = make(module_class, rgw_s3_endpoint="http://10.0.0.5:7480", heavy_bench_window="22:00-06:00")
     mod.config_notify()
-    assert mod._config.rgw_s3_endpoint == "http://10.0.0.5:7480"
-    assert mod._config.heavy_bench_window == "22:00-06:00"
+    assert mod.config_in_force.rgw_s3_endpoint == "http://10.0.0.5:7480"
+    assert mod.config_in_force.heavy_bench_window == "22:00-06:00"
     assert status(mod)["config_errors"] == {}
     assert mod.health == []  # nothing changed: no call needed (serve() sets the checks at start)
 
@@ -117,7 +117,7 @@ def test_valid_options_are_used_and_raise_nothing(module_class: Any) -> None:
 def test_a_refused_endpoint_keeps_s3_off_and_is_reported(module_class: Any) -> None:
     mod = make(module_class, rgw_s3_endpoint="file:///etc/passwd#", osd_bench_interval=3600)
     mod.config_notify()
-    assert mod._config.rgw_s3_endpoint == ""  # the rgw probe sees no endpoint: omap only
+    assert mod.config_in_force.rgw_s3_endpoint == ""  # the rgw probe sees no endpoint: omap only
     report = status(mod)
     assert "not an http:// or https:// URL" in report["config_errors"]["rgw_s3_endpoint"]
     assert report["options"]["rgw_s3_endpoint"] == ""
@@ -131,8 +131,8 @@ def test_a_refused_endpoint_keeps_s3_off_and_is_reported(module_class: Any) -> N
 def test_a_refused_window_stops_scheduled_heavy_rounds(module_class: Any) -> None:
     mod = make(module_class, heavy_bench_window="25:00-99:99", osd_bench_interval=3600, rbd_bench_interval=7200)
     mod.config_notify()
-    assert mod._config.osd_bench_interval == 0 and mod._config.rbd_bench_interval == 0
-    assert mod._config.heavy_bench_window == ""
+    assert mod.config_in_force.osd_bench_interval == 0 and mod.config_in_force.rbd_bench_interval == 0
+    assert mod.config_in_force.heavy_bench_window == ""
     assert "heavy_bench_window" in status(mod)["config_errors"]
     assert "heavy_bench_window" in mod.health[-1]["PERFWATCH_CONFIG_INVALID"]["summary"]
 
@@ -150,7 +150,7 @@ def test_an_error_is_logged_once_per_change_and_cleared_when_fixed(module_class:
     mod.values["heavy_bench_window"] = "01:00-05:00"
     mod.config_notify()
     assert mod.health[-1] == {} and status(mod)["config_errors"] == {}
-    assert mod._config.heavy_bench_window == "01:00-05:00"
+    assert mod.config_in_force.heavy_bench_window == "01:00-05:00"
 
 
 def test_config_and_regression_checks_coexist(module_class: Any) -> None:
@@ -168,7 +168,7 @@ def test_config_and_regression_checks_coexist(module_class: Any) -> None:
     mod.config_notify()
     assert set(mod.health[-1]) == {"PERFWATCH_BENCH_REGRESSION"}
     regressions.clear()
-    mod._update_health()
+    mod.update_health()
     assert mod.health[-1] == {}
 
 
@@ -181,8 +181,8 @@ def test_a_refused_server_addr_is_not_listened_on(module_class: Any) -> None:
     mod = make(module_class, server_addr="localhost")
     mod.config_notify()
     assert "server_addr" in status(mod)["config_errors"]
-    mod._endpoint = Endpoint(lambda path, gz: None, "x", lambda: "", lambda url: None, mod.log, never)
-    mod._ensure_endpoint(mod._endpoint)
+    mod.metrics_endpoint = Endpoint(lambda path, gz: None, "x", lambda: "", lambda url: None, mod.log, never)
+    mod._ensure_endpoint(mod.metrics_endpoint)
     assert status(mod)["endpoint"]["error"].startswith("server_addr refused")
     assert status(mod)["endpoint"]["url"] is None
 
@@ -203,4 +203,4 @@ def test_secrets_stay_out_of_status_and_health(module_class: Any) -> None:
 def test_defaults_are_all_valid(module_class: Any) -> None:
     mod = make(module_class)
     mod.config_notify()
-    assert mod._config.as_dict() == options.defaults() and mod._config_errors == {}
+    assert mod.config_in_force.as_dict() == options.defaults() and mod.config_errors == {}

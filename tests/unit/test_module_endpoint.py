@@ -41,7 +41,7 @@ def serving_module(mod: Any) -> Iterator[Any]:
     mod.get_all_perf_counters = lambda **kwargs: {}
     thread = threading.Thread(target=mod.serve, daemon=True)
     thread.start()
-    wait_for(lambda: mod._passes >= 1)
+    wait_for(lambda: mod.serve_passes >= 1)
     try:
         yield mod
     finally:
@@ -61,9 +61,9 @@ def serving(module_class: Any) -> Iterator[tuple[Any, int]]:  # noqa: F811
 
 
 def next_pass(mod: Any) -> None:
-    passes = mod._passes
+    passes = mod.serve_passes
     mod.config_notify()  # as the mgr calls it after `ceph config set`; wakes the loop
-    wait_for(lambda: mod._passes > passes)
+    wait_for(lambda: mod.serve_passes > passes)
 
 
 def test_an_unbindable_server_addr_keeps_metrics_served_and_raises_a_check(serving: tuple[Any, int]) -> None:

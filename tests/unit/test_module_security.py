@@ -146,14 +146,14 @@ def test_s3_credentials_from_a_file_win_over_the_options_and_never_show(module_c
     secret = "very-secret-key-0123456789"
     mod = make(module_class, rgw_s3_access_key="OPTKEY", rgw_s3_secret_key="option-secret")
     mod.config_notify()
-    assert mod._config.rgw_s3_access_key == "OPTKEY"
+    assert mod.config_in_force.rgw_s3_access_key == "OPTKEY"
     retval, out, err = mod.cmd_set_s3_credentials(inbuf=f"FILEKEY\n{secret}\n")
     assert retval == 0 and secret not in out + err
-    assert (mod._config.rgw_s3_access_key, mod._config.rgw_s3_secret_key) == ("FILEKEY", secret)
-    shown = repr(status(mod)) + repr(mod.health) + repr(mod._config)
+    assert (mod.config_in_force.rgw_s3_access_key, mod.config_in_force.rgw_s3_secret_key) == ("FILEKEY", secret)
+    shown = repr(status(mod)) + repr(mod.health) + repr(mod.config_in_force)
     assert secret not in shown and "option-secret" not in shown
     assert mod.cmd_clear_s3_credentials()[0] == 0
-    assert mod._config.rgw_s3_access_key == "OPTKEY"
+    assert mod.config_in_force.rgw_s3_access_key == "OPTKEY"
 
 
 def test_stored_users_that_do_not_parse_stop_the_endpoint() -> None:

@@ -40,9 +40,9 @@ def serve_one_pass(module_class: Any, kv: dict[str, str]) -> tuple[Any, list[Bas
     thread = threading.Thread(target=serve, daemon=True)
     thread.start()
     deadline = time.monotonic() + 20
-    while mod._passes < 1 and thread.is_alive() and time.monotonic() < deadline:
+    while mod.serve_passes < 1 and thread.is_alive() and time.monotonic() < deadline:
         time.sleep(0.05)
-    passes = mod._passes
+    passes = mod.serve_passes
     mod.shutdown()
     thread.join(20)
     assert not thread.is_alive(), "serve() did not stop"

@@ -18,8 +18,8 @@ from perfwatch.benchmarks.engine.placement import names_per_primary, pg_of
 from perfwatch.benchmarks.engine.probe_coverage import MAX_POOL_PG_NUM, ProbeCoverage, pg_target
 from perfwatch.benchmarks.kinds.rados import RadosLatency
 from perfwatch.benchmarks.lifecycle import scratch_pgs
-from perfwatch.benchmarks.lifecycle.planning import OsdInfo
 from perfwatch.benchmarks.lifecycle.scratch_pgs import grow
+from perfwatch.ceph.seam import OsdInfo
 from perfwatch.options import config
 from perfwatch.options import declared as options
 

@@ -15,9 +15,8 @@ from perfwatch.benchmarks.engine.probe_coverage import ProbeCoverage
 from perfwatch.benchmarks.engine.probe_phases import ProbePhases
 from perfwatch.benchmarks.kinds.rados import RadosLatency
 from perfwatch.benchmarks.lifecycle import scratch_pgs
-from perfwatch.benchmarks.lifecycle.planning import OsdInfo
 from perfwatch.benchmarks.lifecycle.scratch_pgs import changing, grow, wait_settled
-from perfwatch.ceph.seam import FetchError
+from perfwatch.ceph.seam import FetchError, OsdInfo
 from perfwatch.common.daemon_counters.fetch_reasons import REASON_ERROR
 from perfwatch.options import declared as options
 

@@ -8,9 +8,10 @@ import threading
 import time
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
 
+from ..ceph.capacity_view import CapacityView
+from ..ceph.seam import OsdInfo
 from .engine.probe_coverage import ProbeCoverage
-from .lifecycle.capacity import RECHECK_SECONDS, CapacityView, crossed_margin
-from .lifecycle.planning import OsdInfo
+from .lifecycle.capacity import RECHECK_SECONDS, crossed_margin
 from .measurement import Measurement
 
 STATS_WAIT_SECONDS = 15.0  # how long a run waits for the OSD figures of a mgr that just became active

@@ -25,17 +25,15 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from mgr_module import MgrModule
 
-from ..benchmarks.engine.commit_evidence import COMMIT_COMMAND, commit_reading
-from ..benchmarks.engine.rados_io import RadosIO
-from ..benchmarks.lifecycle.capacity import CapacityView, view_from_payloads
-from ..benchmarks.lifecycle.planning import OsdInfo
 from ..common.daemon_counters import counters
 from ..common.daemon_counters.fetch_reasons import REASON_BUSY, REASON_DECODE, REASON_ERROR, REASON_TIMEOUT
 from .call_pool import Busy, CallPool, TimedOut
+from .capacity_view import CapacityView, view_from_payloads
+from .commit_latency import COMMIT_COMMAND, commit_reading
 from .mgr_pools import PoolMaps
 from .osd_map_view import OsdMapView
 from .osd_networks import OsdNetwork
-from .seam import CephAdapter, FetchError
+from .seam import CephAdapter, FetchError, OsdInfo
 
 
 class MgrAdapter(PoolMaps, CephAdapter):
@@ -312,11 +310,6 @@ class MgrAdapter(PoolMaps, CephAdapter):
 
     def open_ioctx(self, pool: str) -> Any:
         return self.module.rados.open_ioctx(pool)
-
-    def open_io(self, pool: str, namespace: str) -> RadosIO:
-        ioctx = self.open_ioctx(pool)
-        ioctx.set_namespace(namespace)
-        return RadosIO(ioctx, self.timeout())
 
     def capacity_view(self) -> CapacityView:
         return view_from_payloads(

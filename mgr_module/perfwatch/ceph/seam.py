@@ -3,12 +3,21 @@ unit tests and bench scripts pass fakes. Everything here is plain data."""
 
 import json
 import threading
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from ..common.daemon_counters.fetch_reasons import REASON_BUSY
 from .call_pool import Busy, CallPool
 
 _POOL_LOCK = threading.Lock()  # makes the default submit_osd_texts' pool once per adapter
+
+
+class OsdInfo(NamedTuple):
+    """An OSD as the benchmarks plan with it: its CRUSH host, whether it is up, its device class."""
+
+    id: int
+    host: str
+    up: bool
+    device_class: str
 
 
 class FetchError(Exception):
@@ -66,8 +75,8 @@ class CephAdapter:
 
     # --- what benchmarks need --------------------------------------------------------------------
 
-    def osd_infos(self) -> List[Any]:
-        """benchmarks.lifecycle.planning.OsdInfo for every OSD: id, CRUSH host, up, device class."""
+    def osd_infos(self) -> List[OsdInfo]:
+        """An OsdInfo for every OSD: id, CRUSH host, up, device class."""
         raise NotImplementedError
 
     def cluster_state(self) -> Tuple[str, Dict[str, int]]:
@@ -111,10 +120,6 @@ class CephAdapter:
     def open_ioctx(self, pool: str) -> Any:
         raise NotImplementedError
 
-    def open_io(self, pool: str, namespace: str) -> Any:
-        """A benchmarks.kinds.rados_io.RadosIO on pool/namespace, with the request timeout."""
-        raise NotImplementedError
-
     def osd_op_latency(self, osd_id: int) -> Dict[str, float]:
         """The OSD's client op latency counter: {"sum": seconds, "avgcount": ops}."""
         raise NotImplementedError
@@ -124,6 +129,6 @@ class CephAdapter:
         raise NotImplementedError
 
     def capacity_view(self) -> Any:
-        """benchmarks.lifecycle.capacity.CapacityView: free space per OSD, nearfull_ratio, size, max_avail and
+        """capacity_view.CapacityView: free space per OSD, nearfull_ratio, size, max_avail and
         OSDs per pool, as the mgr sees them now (no request to any daemon)."""
         raise NotImplementedError

@@ -1,45 +1,44 @@
-"""`perfwatch status` and `perfwatch metrics`, declared to the mgr as module.py declares the others; Module
-inherits them (its options, loop counters, collector and endpoint are what they show)."""
+"""`ceph perfwatch status` and `ceph perfwatch metrics`: the options in force, the serve loop, the
+collection and the endpoint (status_report.py builds the report), and the per-OSD summary
+(metrics_table.py)."""
 
 import os
 import time
-from typing import Any
+from typing import Any, Dict
 
 from mgr_module import HandleCommandResult
 
 from ..ceph import mgr_compat
 from ..common.version import __version__
-from . import metrics_table as osd_table
-from . import status_report as status
+from . import metrics_table, status_report
+from .host import CommandHost
 from .output import OutputFormat, render
 
 
-class StatusCommands:
-    """Mixed into Module."""
-
+class StatusCommands(CommandHost):
     @mgr_compat.read_command("perfwatch status")
     def cmd_status(self, format: OutputFormat = OutputFormat.plain) -> HandleCommandResult:
         """Show the perfwatch version, this mgr's role, the endpoint and the effective options"""
-        me: Any = self  # the Module
-        report = status.build(
+        report = status_report.build(
             version=__version__,
-            mgr_id=me.get_mgr_id(),
-            active=me.is_active_mgr(),
-            ceph_version=me.version,
-            options=me._config.redacted(),
-            started_at=me._started_at,
-            loop_passes=me._passes,
-            last_pass_at=me._last_pass_at,
-            config_errors=dict(me._config_errors),
+            mgr_id=self.get_mgr_id(),
+            active=self.is_active_mgr(),
+            ceph_version=self.version,
+            options=self.config_in_force.redacted(),
+            started_at=self.serve_started_at,
+            loop_passes=self.serve_passes,
+            last_pass_at=self.serve_last_pass_at,
+            config_errors=dict(self.config_errors),
         )
         # The folder this mgr loaded perfwatch from: /usr/share/ceph/mgr/perfwatch from a package or an
         # image, else wherever mgr_module_path points.
         report["loaded_from"] = os.path.dirname(os.path.abspath(__file__))
-        collector = me.collector
-        endpoint = me._endpoint
+        collector = self.collector
+        endpoint = self.metrics_endpoint
 
-        def budget(c: Any) -> Any:
-            return status.cpu_budget(c.budget, c.cpu_seconds, me._config.collect_cpu_budget_percent, time.monotonic())
+        def budget(c: Any) -> Dict[str, Any]:
+            percent = self.config_in_force.collect_cpu_budget_percent
+            return status_report.cpu_budget(c.budget, c.cpu_seconds, percent, time.monotonic())
 
         report["endpoint"] = {
             "url": endpoint.url if endpoint is not None else None,
@@ -52,14 +51,13 @@ class StatusCommands:
             **(budget(collector) if collector else {}),
             # Counters only some releases have, absent from this cluster's daemons (counters.py): their
             # families are empty for those daemons on purpose, e.g. RGW list latency before Tentacle.
-            "counters_unavailable": status.unavailable_report(collector.unavailable) if collector else {},
+            "counters_unavailable": status_report.unavailable_report(collector.unavailable) if collector else {},
         }
-        return HandleCommandResult(stdout=render(report, format, status.render_plain))
+        return HandleCommandResult(stdout=render(report, format, status_report.render_plain))
 
     @mgr_compat.read_command("perfwatch metrics")
     def cmd_metrics(self, format: OutputFormat = OutputFormat.plain) -> HandleCommandResult:
         """Per OSD: onode and buffer cache hit ratios, compaction queue, write stalls, RocksDB spill-over"""
-        me: Any = self
-        collector = me.collector
-        table = osd_table.rows(collector.latest, collector.last_success, time.time()) if collector else []
-        return HandleCommandResult(stdout=render(table, format, osd_table.render_plain))
+        collector = self.collector
+        table = metrics_table.rows(collector.latest, collector.last_success, time.time()) if collector else []
+        return HandleCommandResult(stdout=render(table, format, metrics_table.render_plain))

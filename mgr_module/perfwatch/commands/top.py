@@ -1,5 +1,5 @@
-"""The `perfwatch top` command and the load attribution's place on the active mgr, declared to the mgr as
-module.py declares the others; Module inherits them. What they do is in load/."""
+"""`ceph perfwatch top`: the busiest pools or clients of the last window, from the load attribution the
+active mgr runs (load/; load/top.py builds the rows)."""
 
 import enum
 import errno
@@ -9,10 +9,9 @@ from mgr_module import HandleCommandResult
 
 from ..ceph import mgr_compat
 from ..load import top
-from ..load.attribution import LoadAttribution
-from ..load.owner import QueryOwner
 from ..load.queries import TOMBSTONE
 from ..load.tally import EMPTY
+from .host import CommandHost
 from .output import OutputFormat, render
 
 
@@ -21,20 +20,7 @@ class LoadBy(enum.Enum):
     client = "client"
 
 
-class LoadCommands:
-    """Mixed into Module (a MgrModule: get, log, and the perf query calls the QueryOwner makes)."""
-
-    load: Optional[LoadAttribution] = None
-
-    def start_load(self) -> LoadAttribution:
-        """On the active mgr's serve(): no query is registered until its first tick."""
-        self.load = LoadAttribution(QueryOwner(self, self.log), self._pool_names, self.log)  # type: ignore[attr-defined]
-        return self.load
-
-    def _pool_names(self) -> Dict[int, str]:
-        pools = (self.get("osd_map") or {}).get("pools", [])  # type: ignore[attr-defined]
-        return {int(p["pool"]): str(p["pool_name"]) for p in pools if "pool" in p and "pool_name" in p}
-
+class TopCommands(CommandHost):
     @mgr_compat.read_command("perfwatch top")
     def cmd_top(
         self,

@@ -14,9 +14,9 @@ import re
 import unicodedata
 from typing import Any, Callable, Dict, Optional, Tuple
 
-from ..benchmarks.lifecycle.due import EmptyWindowError, parse_window
 from .s3_endpoint import check_s3_endpoint, parse_ip
 from .shown import shown
+from .window import EmptyWindowError, parse_window
 
 # ----- health check ------------------------------------------------------------------------------
 

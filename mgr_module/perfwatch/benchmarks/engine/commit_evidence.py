@@ -19,8 +19,9 @@ wants).
 import math
 import threading
 import time
-from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
+from typing import Callable, Dict, Iterable, List, Optional
 
+from ...ceph.commit_latency import Reading
 from ...common.daemon_counters.fetch_reasons import REASON_BUSY
 
 MAX_OSDS = 128  # OSDs read per probe run at most (two small requests each); the default 32 PGs of 3 hold 96
@@ -32,8 +33,6 @@ OUTLIER_FACTOR = 4.0
 # is asked again this often until the budget ends: refusing it at once left the probe without the evidence
 # of the one OSD it needed, a run in about thirty (a fresh-clone CI's red attribution test).
 BUSY_RETRY_SECONDS = 0.05
-
-Reading = Tuple[float, float]  # (sum in seconds, count) of the counter
 
 
 def read_all(
@@ -113,18 +112,3 @@ def slow_committers(latency: Dict[int, float], among: Iterable[int], floor: floa
     fastest = [v for v, _ in figures[: max(1, len(figures) // 2)]]
     reference = fastest[len(fastest) // 2]
     return sorted(o for v, o in figures if v >= max(floor, OUTLIER_FACTOR * reference) and v > 0)
-
-
-# BlueStore's transaction commit latency counter, by the name each release gives it (the first found is read)
-COMMIT_COUNTERS = ("commit_lat", "txc_commit_lat")  # Pacific's, then Quincy's and later
-COMMIT_COMMAND = {"prefix": "perf dump", "logger": "bluestore"}  # the logger: either name, one request
-
-
-def commit_reading(answer: Any) -> Optional[Reading]:
-    """(sum, avgcount) from an answer to COMMIT_COMMAND; None when it has none of COMMIT_COUNTERS."""
-    try:
-        logger = answer["bluestore"]
-        counter = next(logger[name] for name in COMMIT_COUNTERS if name in logger)
-        return float(counter["sum"]), float(counter["avgcount"])
-    except (KeyError, TypeError, ValueError, StopIteration):
-        return None

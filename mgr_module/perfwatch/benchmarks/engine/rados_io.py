@@ -200,3 +200,10 @@ class RadosIO:
             if self._walks:
                 return
         self.ioctx.close()
+
+
+def open_io(adapter: Any, timeout: Callable[[], float], pool: str, namespace: str) -> RadosIO:
+    """A RadosIO on pool/namespace through the adapter's ioctx, with the request timeout of now."""
+    ioctx = adapter.open_ioctx(pool)
+    ioctx.set_namespace(namespace)
+    return RadosIO(ioctx, timeout())

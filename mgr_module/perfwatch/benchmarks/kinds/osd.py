@@ -8,18 +8,18 @@ asked for that do not fit are refused, naming the OSD, its free bytes and the li
 import concurrent.futures
 from typing import Any, Dict, List, Optional
 
-from ...ceph.seam import FetchError
+from ...ceph.capacity_view import CapacityView
+from ...ceph.seam import FetchError, OsdInfo
 from ..base import BenchError, Benchmark, Context, ParamSpec
 from ..lifecycle.capacity import (
     MIN_OSD_BENCH_4K_WRITES,
     MIN_OSD_BENCH_4M_MIB,
     CapacityError,
-    CapacityView,
     crossed_margin,
     plan_osd_bench,
     space_of,
 )
-from ..lifecycle.planning import MIB, BenchLimits, OsdInfo, batches, clamp_osd_bench
+from ..lifecycle.planning import MIB, BenchLimits, batches, clamp_osd_bench
 from ..measurement import Measurement
 
 LIMIT_KEYS = (

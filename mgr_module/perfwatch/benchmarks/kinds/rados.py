@@ -9,13 +9,14 @@ import os
 import time
 from typing import Any, Dict, List
 
+from ...ceph.capacity_view import CapacityView
 from ..base import BenchError, Benchmark, Context, ParamSpec
 from ..engine.commit_evidence import BUDGET_SECONDS, MAX_OSDS, commit_summary, read_all, window_latency
 from ..engine.placement import names_per_primary, pg_of
 from ..engine.probe_phases import ProbePhases
 from ..engine.qd_loop import run_at_queue_depth
 from ..engine.rados_io import RadosIO
-from ..lifecycle.capacity import CapacityView, check_nearfull, pool_osds, rados_max_objects
+from ..lifecycle.capacity import check_nearfull, pool_osds, rados_max_objects
 from ..lifecycle.scratch_pgs import SPLIT_WAIT_SECONDS, grow, wait_settled
 from ..lifecycle.scratch_pool import cleanup_prefixed, ensure_pool, scratch_location
 from ..measurement import Measurement

@@ -4,9 +4,10 @@ import os
 import random
 from typing import Any, Dict, List
 
+from ...ceph.capacity_view import CapacityView
 from ..base import BenchError, Benchmark, Context, ParamSpec
 from ..engine.qd_loop import run_at_queue_depth
-from ..lifecycle.capacity import CapacityView, pool_osds, rbd_image_mib
+from ..lifecycle.capacity import pool_osds, rbd_image_mib
 from ..lifecycle.scratch_pool import IMAGE_PREFIX, ensure_pool, scratch_location
 from ..measurement import Measurement
 

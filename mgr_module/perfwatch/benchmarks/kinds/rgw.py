@@ -6,9 +6,10 @@ import statistics
 import urllib.parse
 from typing import Any, Dict, List, Optional
 
+from ...ceph.capacity_view import CapacityView
 from ..base import BenchError, Benchmark, Context, ParamSpec
 from ..engine.s3_client import S3Client, listed_keys
-from ..lifecycle.capacity import CapacityView, check_nearfull, pool_osds
+from ..lifecycle.capacity import check_nearfull, pool_osds
 from ..lifecycle.scratch_pool import S3_KEY_PREFIX, cleanup_prefixed
 from ..measurement import Measurement
 

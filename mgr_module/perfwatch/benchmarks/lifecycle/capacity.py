@@ -6,14 +6,15 @@ of its size.
 A request that asks for more is refused with CapacityError (a ValueError: EINVAL at `bench run`),
 naming the OSD, its free bytes and the limit; a size the user did not ask for is cut to the budget.
 
-Figures come from the mgr's maps (mgr_adapter.capacity_view): `osd_stats` (kb, kb_used, kb_avail per
+Figures come from the mgr's maps (ceph/capacity_view.py): `osd_stats` (kb, kb_used, kb_avail per
 OSD), `osd_map` (nearfull_ratio, pool size), `df` (max_avail per pool), `pg_stats` (which OSDs hold a
 pool's PGs). They lag by one stats period (about 5 s), which the share and the margin absorb.
 """
 
-from typing import Any, Dict, Iterable, List, NamedTuple, Optional, Tuple
+from typing import Iterable, List, Optional, Tuple
 
-KIB = 1 << 10
+from ...ceph.capacity_view import KIB, CapacityView, OsdSpace
+
 MIB = 1 << 20
 GIB = 1 << 30
 
@@ -42,58 +43,8 @@ class CapacityError(ValueError):
     """A run would write more than the free space allows; the message names the OSD and the limit."""
 
 
-class OsdSpace(NamedTuple):
-    osd: int
-    total: int  # bytes
-    used: int
-    avail: int
-
-
-class PoolSpace(NamedTuple):
-    name: str
-    id: int
-    size: int  # replicas (k+m for an erasure-coded pool)
-    max_avail: Optional[int]  # client bytes the pool can take before its first OSD is full; None: unknown
-    osds: Tuple[int, ...]  # OSDs in the up sets of its PGs; empty when no PG has reported yet
-
-
 class CapacityUnknown(CapacityError):
     """The free-space figures are not there yet (just after a mgr failover): not now, rather than never."""
-
-
-class CapacityView(NamedTuple):
-    osds: Dict[int, OsdSpace]
-    nearfull_ratio: float
-    pools: Dict[str, PoolSpace]
-
-
-# ----- parsing the mgr's payloads -----------------------------------------------------------------
-
-
-def view_from_payloads(osd_stats: Any, osd_map: Any, df: Any, pg_stats: Any) -> CapacityView:
-    """A CapacityView from get('osd_stats'), get('osd_map'), get('df') and get('pg_stats')."""
-    osds: Dict[int, OsdSpace] = {}
-    for stat in (osd_stats or {}).get("osd_stats", []):
-        kb = int(stat.get("kb", 0))
-        if kb > 0:  # an OSD that has not reported yet shows kb 0: no figures
-            osd = int(stat["osd"])
-            osds[osd] = OsdSpace(osd, kb * KIB, int(stat.get("kb_used", 0)) * KIB, int(stat.get("kb_avail", 0)) * KIB)
-    max_avail = {int(p["id"]): int(p["stats"]["max_avail"]) for p in (df or {}).get("pools", []) if "stats" in p}
-    members: Dict[int, set] = {}
-    for pg in (pg_stats or {}).get("pg_stats", []):
-        pool_id = int(str(pg.get("pgid", "-1.0")).split(".")[0])
-        members.setdefault(pool_id, set()).update(o for o in pg.get("up", []) if o >= 0)
-    pools: Dict[str, PoolSpace] = {}
-    for pool in (osd_map or {}).get("pools", []):
-        pool_id = int(pool["pool"])
-        pools[pool["pool_name"]] = PoolSpace(
-            pool["pool_name"],
-            pool_id,
-            int(pool.get("size", 1)),
-            max_avail.get(pool_id),
-            tuple(sorted(members.get(pool_id, ()))),
-        )
-    return CapacityView(osds, float((osd_map or {}).get("nearfull_ratio", 0.85)), pools)
 
 
 # ----- the arithmetic ------------------------------------------------------------------------------

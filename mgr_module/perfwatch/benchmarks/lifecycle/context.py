@@ -5,12 +5,12 @@ import contextlib
 import time
 from typing import Any, Callable, Dict, List, Optional
 
+from ...ceph.seam import OsdInfo
 from ..base import Context
 from ..engine.probe_coverage import ProbeCoverage
 from ..records.store import BenchStore
 from ..run import Run
 from . import guard
-from .planning import OsdInfo
 
 RUNNING_SAVE_SECONDS = 5.0  # a run in progress is saved (with its results so far) at most this often
 

@@ -2,14 +2,9 @@
 
 from typing import Dict, List, NamedTuple, Optional, Tuple
 
+from ...ceph.seam import OsdInfo
+
 MIB = 1 << 20
-
-
-class OsdInfo(NamedTuple):
-    id: int
-    host: str
-    up: bool
-    device_class: str
 
 
 class BenchLimits(NamedTuple):

@@ -10,6 +10,7 @@ import threading
 import time
 from typing import Any, Callable, Dict, List, Optional
 
+from ...ceph.seam import OsdInfo
 from ..base import BenchError, Benchmark, Cancelled, OpTimeout
 from ..engine.probe_coverage import ProbeCoverage
 from ..records.store import BenchStore
@@ -17,7 +18,6 @@ from ..run import Run, new_run_id
 from . import guard, scratch_pool
 from .capacity import CapacityUnknown
 from .context import make_context
-from .planning import OsdInfo
 
 FINISHED_KEPT = 20  # finished runs kept in memory, for `bench status`
 

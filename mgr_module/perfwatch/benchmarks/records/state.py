@@ -27,7 +27,7 @@ def clean_baselines(data: Any) -> common.Cleaned:
     return common.ok(out, common.bounded(out, dropped, common.MAX_RESULT_KEYS))
 
 
-_REGRESSION_REQUIRED: Tuple[Tuple[str, type], ...] = (("value", float), ("reason", str))  # _update_health formats these
+_REGRESSION_REQUIRED: Tuple[Tuple[str, type], ...] = (("value", float), ("reason", str))  # update_health formats these
 _REGRESSION_OPTIONAL: Tuple[Tuple[str, type], ...] = (
     ("key", str),
     ("baseline", float),
