@@ -33,7 +33,7 @@ local dashboards = {
   'perfwatch-benchmarks.json': import 'dashboards/generated/benchmarks.json',
 };
 
-// The runbook's address in the generated files (alerts/alerting.py's RUNBOOK_URL; tests/unit/test_mixin.py
+// The runbook's address in the generated files (alerts/alerting.py's RUNBOOK_URL; tests/unit/alerts/test_mixin.py
 // checks that the two are the same): links that start with it are rewritten to start with `runbookURL`.
 local generatedRunbookURL = 'https://github.com/ceph-perfwatch/ceph-perfwatch/blob/main/alerts/runbook.md';
 

@@ -2,7 +2,7 @@
 
 Two profiles: PRODUCTION (what an operator ships) and LAB (shorter windows, `for:` durations and, where the
 lab's shared two cores or its tiny loop devices need it, other numbers, so that the lab proves the logic in
-minutes). They differ only in numbers and durations: tests/unit/test_alert_rules.py checks that every
+minutes). They differ only in numbers and durations: tests/unit/alerts/test_rules.py checks that every
 field that is not a number or a duration is the same in both.
 
 Figures cited: the published Ceph test campaigns that alerts/runbook.md describes (5-node all-NVMe

@@ -1,7 +1,8 @@
 """A simulated module's state at n OSDs, for the endpoint's figures (dev/bench/metrics_endpoint.py) and its budget
-of series per OSD (tests/unit/test_series_per_osd.py): each OSD's public and cluster address, and a result
-board holding, for every OSD, a result of each benchmark kind that measures OSDs (the light rados and net
-probes, the heavy osd bench) after enough runs for baselines. Half the OSDs are hdd, half ssd."""
+of series per OSD (tests/unit/perfwatch/collection/test_series_per_osd.py): each OSD's public and cluster
+address, and a result board holding, for every OSD, a result of each benchmark kind that measures OSDs (the
+light rados and net probes, the heavy osd bench) after enough runs for baselines. Half the OSDs are hdd, half
+ssd."""
 
 from __future__ import annotations
 

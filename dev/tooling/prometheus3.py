@@ -3,7 +3,7 @@
 installed (nothing on the system changes: apt runs with a sources list, lists and cache of its own, and
 checks the archive's signatures with Debian's keyring).
 
-`make deps` fetches it; the promtool tests run the rules' tests on it too (tests/unit/test_alert_promtool.py)
+`make deps` fetches it; the promtool tests run the rules' tests on it too (tests/unit/alerts/test_promtool.py)
 and `dev/bench/rule_cost.py --prometheus` measures the rules on it:
 
     python3 -m tooling.prometheus3            # fetch unless cached; prints the folder of its two binaries

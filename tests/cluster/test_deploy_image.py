@@ -20,8 +20,8 @@ import pytest
 from lab import releases, rootfs
 from lab.cluster import Lab
 from perfwatch.common.version import __version__
+from tests.tools import packaging_tool
 
-from ..tools import packaging_tool
 from .labutil import REPO, free_ports, side_lab, wait_until
 
 exporter_tree = packaging_tool("exporter_tree")

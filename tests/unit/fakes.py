@@ -6,13 +6,13 @@ import copy
 import json
 import threading
 import time
-from pathlib import Path
 from typing import Any
 
 from perfwatch.ceph.seam import CephAdapter, FetchError
 from perfwatch.common.daemon_counters.fetch_reasons import REASON_ERROR, REASON_TIMEOUT
+from tests import paths
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+FIXTURES = paths.FIXTURES
 PERF_DUMP = json.loads((FIXTURES / "pacific_osd_perf_dump.json").read_text())
 MEMPOOLS = json.loads((FIXTURES / "pacific_osd_dump_mempools.json").read_text())
 

@@ -28,8 +28,8 @@ extension or a final `/` (mgr store keys such as `bench/baselines`, kubectl's `d
 (Rook's deploy/examples/cluster.yaml); Python file names without a folder (Ceph's `mgr_module.py` is not
 ours); a document cited without its `.md`.
 
-Beside this, `test_the_rules_follow_the_conventions` (tests/unit/test_alert_rules.py, by alerts/validate.py)
-checks that every alert's `documentation` link is a heading of alerts/runbook.md, and tests/unit/test_mixin.py
+Beside this, `test_the_rules_follow_the_conventions` (tests/unit/alerts/test_rules.py, by alerts/validate.py)
+checks that every alert's `documentation` link is a heading of alerts/runbook.md, and tests/unit/alerts/test_mixin.py
 that the mixin takes that link from its `_config`.
 """
 
