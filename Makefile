@@ -69,11 +69,12 @@ define linters
 	$(1)/bin/ruff check .
 	$(1)/bin/ruff format --check .
 	$(1)/bin/vermin -t=3.6- --violations --no-tips --eval-annotations mgr_module/perfwatch
-	MYPYPATH=/usr/share/ceph/mgr $(1)/bin/mypy --ignore-missing-imports --follow-imports=silent mgr_module/perfwatch
+	@# --no-namespace-packages: without Ceph, `import mgr_module` must not find this checkout's mgr_module/ folder
+	MYPYPATH=/usr/share/ceph/mgr $(1)/bin/mypy --ignore-missing-imports --follow-imports=silent --no-namespace-packages mgr_module/perfwatch
 	$(1)/bin/vermin -t=3.6- --violations --no-tips --eval-annotations exporters/perfwatch_host_exporter
 	MYPYPATH=mgr_module $(1)/bin/mypy --ignore-missing-imports --follow-imports=silent exporters
 	MYPYPATH=dev $(1)/bin/mypy --ignore-missing-imports dev/lab dev/bench dev/tooling alerts dashboards
-	$(1)/bin/mypy --ignore-missing-imports packaging/build_image.py packaging/build-debs packaging/exporter_tree.py
+	$(1)/bin/mypy --ignore-missing-imports packaging/build_image.py packaging/build-debs
 endef
 
 lint: deps
@@ -88,7 +89,8 @@ unit: deps
 # `make check`: the linters and the unit tests that need nothing of the host, from a plain virtual
 # environment (no --system-site-packages), as any user, on any Linux with Python 3.11 or later: no apt, no
 # root, no Ceph. It leaves out the unit tests marked host_tools (promtool, amtool, jsonnet, Ceph's
-# mgr_module.py, dpkg and lintian, buildah: what `make deps` installs); `make test` runs everything.
+# mgr_module.py, dpkg and lintian, buildah: what `make deps` installs) and root (chown, unshare, sockets
+# of root's daemons); `make test` runs everything, as root.
 CHECK_VENV ?= .venv-check
 CHECK_PYTHON ?= python3
 $(CHECK_VENV)/.installed: requirements-dev.txt pyproject.toml
@@ -99,7 +101,7 @@ $(CHECK_VENV)/.installed: requirements-dev.txt pyproject.toml
 
 check: $(CHECK_VENV)/.installed
 	$(call linters,$(CHECK_VENV))
-	$(CHECK_VENV)/bin/python -m pytest tests/unit -n $(UNIT_JOBS) --dist loadfile -m 'not host_tools' $(PYTEST_ARGS)
+	$(CHECK_VENV)/bin/python -m pytest tests/unit -n $(UNIT_JOBS) --dist loadfile -m 'not host_tools and not root' $(PYTEST_ARGS)
 
 # The cluster tests start their own lab in $(TEST_LAB_DIR) (-<release> for the other releases); the
 # `down` after each run is a safety net for a run that was killed before pytest's teardown.

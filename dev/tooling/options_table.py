@@ -4,9 +4,9 @@ reads (module.py turns each entry into an `Option`), so the README cannot drift 
 `ceph config set mgr mgr/perfwatch/<option>` accepts. A table (name, type, default, range or values, the
 short description), then each option's long description where it has one.
 
-    python3 dev/tooling/options_table.py            # print what goes between the README's markers
-    python3 dev/tooling/options_table.py --write    # rewrite it in README.md
-    python3 dev/tooling/options_table.py --check    # exit 1 when README.md's copy is stale (a unit test runs this)
+    .venv/bin/python -m tooling.options_table            # print what goes between the README's markers
+    .venv/bin/python -m tooling.options_table --write    # rewrite it in README.md
+    .venv/bin/python -m tooling.options_table --check    # exit 1 when README.md's copy is stale (a unit test runs this)
 """
 
 from __future__ import annotations
@@ -113,9 +113,7 @@ def main() -> int:
     wanted = spliced(text, table)
     if args.check:
         if wanted != text:
-            print(
-                f"{README} has a stale options table: run python3 dev/tooling/options_table.py --write", file=sys.stderr
-            )
+            print(f"{README} has a stale options table: run python3 -m tooling.options_table --write", file=sys.stderr)
             return 1
         return 0
     README.write_text(wanted)

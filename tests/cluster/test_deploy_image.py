@@ -20,11 +20,9 @@ import pytest
 from lab import releases, rootfs
 from lab.cluster import Lab
 from perfwatch.common.version import __version__
-from tests.tools import packaging_tool
+from tests.tools import shared_module_files
 
 from .labutil import REPO, free_ports, side_lab, wait_until
-
-exporter_tree = packaging_tool("exporter_tree")
 
 # Labs of their own, before the session lab starts (one lab at a time).
 pytestmark = pytest.mark.own_lab
@@ -131,7 +129,7 @@ def test_the_exporter_image_runs_its_exporter_which_names_the_version(images: Im
     tree = images.mount("host-exporter")
     private = tree / "usr/lib/perfwatch-host-exporter"
     shipped = sorted(str(p.relative_to(private)) for p in (private / "perfwatch").rglob("*.py"))
-    assert shipped == sorted(f.removeprefix("mgr_module/") for f in exporter_tree.module_files()), "only what it runs"
+    assert shipped == sorted(f.removeprefix("mgr_module/") for f in shared_module_files()), "only what it runs"
     assert (tree / "usr/share/doc/perfwatch-host-exporter/LICENSE").read_text() == (REPO / "LICENSE").read_text()
     port = free_ports(1)
     # As a container runtime would start it: the image's root, its own /proc, the image's entrypoint.

@@ -19,6 +19,8 @@ import yaml
 
 from tests import paths
 
+pytestmark = pytest.mark.host_tools  # amtool (make deps)
+
 REPO = paths.REPO
 CONFIG = REPO / "alerts" / "alertmanager.example.yml"
 ALERTS = REPO / "alerts" / "generated" / "production" / "alerts.yml"

@@ -16,6 +16,8 @@ from alerts import alerting
 from dashboards import generate as dashboards_generate
 from tests import paths
 
+pytestmark = pytest.mark.host_tools  # jsonnet (make deps)
+
 REPO = paths.REPO
 GENERATED = REPO / "alerts" / "generated"
 

@@ -21,6 +21,8 @@ import yaml
 from tests import paths
 from tooling import prometheus3
 
+pytestmark = pytest.mark.host_tools  # promtool 2.42 and 3.5 (make deps)
+
 REPO = paths.REPO
 TESTS = REPO / "alerts" / "tests"
 PRODUCTION = REPO / "alerts" / "generated" / "production"

@@ -89,6 +89,7 @@ def test_the_profiles_make_the_same_rules_but_for_the_numbers() -> None:
         assert shape(json.dumps(prod)) == shape(json.dumps(lab))
 
 
+@pytest.mark.host_tools
 @pytest.mark.parametrize("profile", sorted(PROFILES))
 def test_promtool_checks_the_rules(profile: str) -> None:
     # all.yml too: promtool finds duplicate rules within one file, and that file holds every group;

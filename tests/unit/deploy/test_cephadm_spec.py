@@ -9,6 +9,7 @@ import re
 import time
 from pathlib import Path
 
+import pytest
 import yaml
 
 from alerts.profiles import PRODUCTION
@@ -83,6 +84,7 @@ def test_the_port_is_the_exporters_default_and_entrypoint_args_are_its_own() -> 
     parser().parse_args(data.get("extra_entrypoint_args", []))  # SystemExit on an option it does not have
 
 
+@pytest.mark.host_tools
 def test_the_node_job_relabelling_gives_node_exporter_series_the_hostname_the_verdicts_join_on(
     tmp_path: Path,
 ) -> None:

@@ -108,6 +108,7 @@ def test_os_path_is_available() -> None:
     assert hasattr(os, "O_PATH"), "the long-path connect needs O_PATH (Linux)"
 
 
+@pytest.mark.root
 def test_a_stale_socket_file_does_not_hide_a_live_one(tmp_path: Path) -> None:
     """A dead daemon's socket at Ceph's default path; the live one in --asok-dir answers."""
     from perfwatch_host_exporter.discovery import Daemon

@@ -331,6 +331,7 @@ def test_a_daemon_whose_first_command_errors_and_then_hangs_costs_one_timeout(tm
     assert value(got, "fetch_errors_total", reason="timeout", **osd) == 2
 
 
+@pytest.mark.root
 def test_a_reply_dribbled_byte_by_byte_is_cut_at_the_timeout_and_nothing_more_is_sent(short_dir: Path) -> None:
     """HOLDS, with a real socket and the real asok.call: an OSD that answers `config get osd_data` one byte
     at a time (each byte well inside the timeout, the whole reply far past it) is cut at the timeout (the

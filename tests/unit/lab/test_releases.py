@@ -166,6 +166,7 @@ def test_the_cache_offers_finished_builds_of_the_suite_newest_first(tmp_path: Pa
     assert rootfs.folder_name("forky", "1:20.2.4") == "forky-1_20.2.4"
 
 
+@pytest.mark.root
 def test_a_cached_rootfs_is_used_without_building(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(rootfs.CACHE_ENV, str(tmp_path))
     path = _finished(tmp_path, "trixie", "18.2.7+ds-1", 1.0)
@@ -175,6 +176,7 @@ def test_a_cached_rootfs_is_used_without_building(tmp_path: Path, monkeypatch: p
         rootfs.ensure(releases.resolve("pacific"), print)
 
 
+@pytest.mark.root
 def test_a_rebuild_refuses_while_a_lab_runs_from_the_rootfs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(rootfs.CACHE_ENV, str(tmp_path))
     path = _finished(tmp_path, "forky", "20.2.4+ds-2", 1.0)
@@ -190,6 +192,7 @@ def test_processes_are_found_by_their_root_directory(tmp_path: Path) -> None:
     assert rootfs.processes_in(tmp_path) == []
 
 
+@pytest.mark.root
 def test_a_cached_rootfs_of_another_release_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(rootfs.CACHE_ENV, str(tmp_path))
     _finished(tmp_path, "forky", "21.2.0-1", 1.0)
@@ -376,6 +379,7 @@ def _detected_from_source(root: Path, source: Path, detect: Callable[[Path], boo
     assert detect(root)
 
 
+@pytest.mark.host_tools
 def test_whether_the_mgr_makes_its_pool_unasked_is_read_from_the_mgr_module_it_runs(tmp_path: Path) -> None:
     """Reef's and Tentacle's mgr_module.py name the mgr's own pool (MGR_POOL_NAME, `.mgr`); Pacific's does
     not; a root without one (or unreadable) is taken for one that must be asked."""

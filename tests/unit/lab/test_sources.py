@@ -41,6 +41,7 @@ def test_paths_an_overlays_options_cannot_hold_are_refused(bad: str) -> None:
         mountns.check_layer(Path(bad), Path("/cache/forky"))
 
 
+@pytest.mark.root
 def test_the_overlay_takes_the_labs_writes_and_leaves_the_tree_as_it_was(tmp_path: Path) -> None:
     """The holder's own mount lines, run in a namespace of their own: a file written through the overlay
     lands in the layer; the tree itself is unchanged, outside the namespace and after it."""

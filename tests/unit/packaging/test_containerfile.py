@@ -3,6 +3,7 @@ base the newest supported release's upstream image, tags derived from the base, 
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import re
 from pathlib import Path
@@ -13,7 +14,7 @@ import pytest
 from lab import releases
 from perfwatch.common.version import __version__
 from tests import paths
-from tests.tools import packaging_tool
+from tests.tools import shared_module_files
 
 REPO = paths.REPO
 CONTAINERFILE = (REPO / "Containerfile").read_text()
@@ -25,6 +26,10 @@ def build_image() -> ModuleType:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+# What the exporter image copies of the module: the package's __init__.py and the folder both daemons ship.
+SHARED_COPIES = ("mgr_module/perfwatch/__init__.py", "mgr_module/perfwatch/common/")
 
 
 def test_the_containerfiles_version_is_the_modules() -> None:
@@ -45,9 +50,8 @@ def test_each_target_copies_only_our_python_trees() -> None:
     ]
     exporter, mgr = stages
     copied = {src for line in re.findall(r"^COPY (.+)$", exporter, re.MULTILINE) for src in line.split()[:-1]}
-    tree = packaging_tool("exporter_tree")
     assert copied == {"LICENSE", "packaging/perfwatch-host-exporter", "exporters/perfwatch_host_exporter/*.py",
-                      *tree.module_files()}, "the exporter image: its own code and the modules it imports"  # fmt: skip
+                      *SHARED_COPIES}, "the exporter image: its own code and the code both daemons ship"  # fmt: skip
     assert "mgr_module/perfwatch/module.py" not in copied
     copies = re.findall(r"^COPY (\S+) (\S+)$", mgr, re.MULTILINE)
     assert copies == [("LICENSE", "/usr/share/doc/ceph-mgr-perfwatch/LICENSE"),
@@ -70,19 +74,27 @@ def test_the_images_state_licence_source_and_revision() -> None:
     assert re.fullmatch(r"[0-9a-f]{40}(-dirty)?|unknown", build_image().revision())
 
 
-def test_the_exporters_tree_is_generated_and_fresh() -> None:
-    """debian/perfwatch-host-exporter.install and the Containerfile list what packaging/exporter_tree.py
-    finds the exporter imports: the shared core, the daemon counters (--daemon-counters) and the version,
-    nothing of the mgr module's own (module.py, benchmarks/, collection/)."""
-    tree = packaging_tool("exporter_tree")
-    assert tree.main(["--check"]) == 0, "stale: run packaging/exporter_tree.py --write"
-    files = tree.module_files()
-    assert {"mgr_module/perfwatch/common/server/httpserver.py", "mgr_module/perfwatch/common/exposition.py"} <= set(
-        files
+def test_the_exporter_takes_of_the_module_only_the_folder_both_daemons_ship() -> None:
+    """The exporter imports of the module's package only perfwatch.common (the shared core, the daemon
+    counters, the version), and its package and image copy that folder whole: nothing of the mgr module's
+    own (module.py, benchmarks/, collection/)."""
+    imported = set()
+    for path in sorted((REPO / "exporters" / "perfwatch_host_exporter").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").startswith("perfwatch."):
+                imported.add(node.module)
+            elif isinstance(node, ast.Import):
+                imported.update(a.name for a in node.names if a.name.startswith("perfwatch."))
+    assert {"perfwatch.common.server", "perfwatch.common.exposition"} <= imported
+    assert [name for name in imported if not name.startswith("perfwatch.common")] == []
+    install = (REPO / "debian" / "perfwatch-host-exporter.install").read_text().splitlines()
+    assert "mgr_module/perfwatch/common usr/lib/perfwatch-host-exporter/perfwatch/" in install
+    assert "mgr_module/perfwatch/__init__.py usr/lib/perfwatch-host-exporter/perfwatch/" in install
+    assert not [line for line in install if line.startswith("mgr_module/") and "perfwatch/common" not in line
+                and not line.startswith("mgr_module/perfwatch/__init__.py ")]  # fmt: skip
+    assert {"mgr_module/perfwatch/common/server/httpserver.py", "mgr_module/perfwatch/common/version.py"} <= set(
+        shared_module_files()
     )
-    shared = ("mgr_module/perfwatch/common/", "mgr_module/perfwatch/common/daemon_counters/")
-    package = ("mgr_module/perfwatch/__init__.py", "mgr_module/perfwatch/common/version.py")
-    assert [f for f in files if not f.startswith(shared) and f not in package] == []
 
 
 @pytest.mark.parametrize(

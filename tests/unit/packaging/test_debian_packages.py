@@ -22,7 +22,7 @@ import pytest
 from perfwatch.common.version import __version__
 from perfwatch_host_exporter.cli import parser
 from tests import paths
-from tests.tools import packaging_tool
+from tests.tools import shared_module_files
 
 REPO = paths.REPO
 BUILD_DEBS = REPO / "packaging" / "build-debs"
@@ -178,6 +178,7 @@ def test_build_debs_exports_what_git_tracks_and_never_what_it_ignores(tmp_path: 
 # the build
 
 
+@pytest.mark.host_tools
 def test_the_build_succeeds_lintian_passes_and_each_deb_is_listed_with_its_size(build: Build) -> None:
     assert build.returncode == 0, build.output[-4000:]
     assert "+ lintian --fail-on error,warning" in build.output
@@ -194,6 +195,7 @@ def test_the_build_succeeds_lintian_passes_and_each_deb_is_listed_with_its_size(
     ("package", "depends"),
     [(MGR, "ceph-mgr (>= 16.2)"), (EXPORTER, "python3 (>= 3.6)")],
 )
+@pytest.mark.host_tools
 def test_each_package_has_its_name_version_architecture_and_depends(build: Build, package: str, depends: str) -> None:
     deb = build.deb(package)
     assert field(deb, "Package") == package
@@ -203,12 +205,14 @@ def test_each_package_has_its_name_version_architecture_and_depends(build: Build
     assert field(deb, "Depends") == depends
 
 
+@pytest.mark.host_tools
 def test_the_exporter_never_pulls_in_ceph(build: Build) -> None:
     deb = build.deb(EXPORTER)
     relations = " ".join(field(deb, name) for name in ("Depends", "Pre-Depends", "Recommends"))
     assert "ceph" not in relations
 
 
+@pytest.mark.host_tools
 def test_the_mgr_package_holds_every_module_file_under_usr_share_ceph_mgr_and_nothing_else(
     build: Build, tmp_path: Path
 ) -> None:
@@ -229,6 +233,7 @@ def test_the_mgr_package_holds_every_module_file_under_usr_share_ceph_mgr_and_no
         assert (root / MGR_DIR / path).read_bytes() == (REPO / "mgr_module/perfwatch" / path).read_bytes(), path
 
 
+@pytest.mark.host_tools
 def test_the_exporter_package_holds_launcher_unit_defaults_man_page_and_the_private_tree(build: Build) -> None:
     deb = build.deb(EXPORTER)
     entries = contents(deb)
@@ -240,7 +245,7 @@ def test_the_exporter_package_holds_launcher_unit_defaults_man_page_and_the_priv
         path.removeprefix("exporters/")
         for path in git_files("exporters/perfwatch_host_exporter", untracked=build.untracked)
         if path.endswith(".py") and (REPO / path).is_file()
-    } | {path.removeprefix("mgr_module/") for path in packaging_tool("exporter_tree").module_files()}
+    } | {path.removeprefix("mgr_module/") for path in shared_module_files()}
     assert {
         "perfwatch_host_exporter/__main__.py",
         "perfwatch/common/exposition.py",
@@ -251,6 +256,7 @@ def test_the_exporter_package_holds_launcher_unit_defaults_man_page_and_the_priv
     assert not any("__pycache__" in path for path in entries)
 
 
+@pytest.mark.host_tools
 def test_the_defaults_file_is_a_conffile_and_the_unit_is_the_repositorys_own(build: Build, tmp_path: Path) -> None:
     deb = build.deb(EXPORTER)
     subprocess.run(["dpkg-deb", "--control", str(deb), str(tmp_path / "DEBIAN")], check=True)
@@ -266,6 +272,7 @@ def test_the_defaults_file_is_a_conffile_and_the_unit_is_the_repositorys_own(bui
     assert "stop 'perfwatch-host-exporter.service'" in (tmp_path / "DEBIAN" / "prerm").read_text()
 
 
+@pytest.mark.host_tools
 def test_the_units_execstart_and_environment_file_are_in_the_package(build: Build, tmp_path: Path) -> None:
     root = extract(build.deb(EXPORTER), tmp_path)
     unit = (root / UNIT).read_text()
@@ -284,6 +291,7 @@ def test_the_units_execstart_and_environment_file_are_in_the_package(build: Buil
     assert (root / "usr/lib/perfwatch-host-exporter/perfwatch_host_exporter/__main__.py").is_file()
 
 
+@pytest.mark.host_tools
 def test_the_launcher_is_immune_to_its_working_directory_and_environment(build: Build, tmp_path: Path) -> None:
     """A perfwatch_host_exporter (or perfwatch) package in the directory it is started from, or on
     PYTHONPATH, never runs: Python runs isolated and the private tree comes first."""
@@ -303,6 +311,7 @@ def test_the_launcher_is_immune_to_its_working_directory_and_environment(build: 
     assert run.stdout.startswith("usage: perfwatch-host-exporter")
 
 
+@pytest.mark.host_tools
 def test_the_private_tree_alone_runs_the_exporter(build: Build, tmp_path: Path) -> None:
     root = extract(build.deb(EXPORTER), tmp_path / "root")
     private = root / "usr" / "lib" / "perfwatch-host-exporter"

@@ -52,6 +52,7 @@ def test_a_cache_others_may_write_is_not_run(tmp_path: Path, what: str) -> None:
     assert prometheus3.cached(tmp_path / "p3") is None
 
 
+@pytest.mark.root
 def test_a_cache_of_another_user_is_not_run(tmp_path: Path) -> None:
     binaries = fake_cache(tmp_path / "p3")
     if os.geteuid() != 0:
