@@ -1,9 +1,9 @@
-"""Figures for the endpoint under idle, slow and non-reading clients (the "Do no harm" issue, item 5).
+"""Figures for the endpoint under idle, slow and non-reading clients.
 
 Serves a small body on 127.0.0.1 with perfwatch's HttpServer and, for each scenario, holds the bad
 connections open while it scrapes: how many scrapes succeed, and their latency.
 
-Usage: .venv/bin/python dev/bench/endpoint_starvation.py [--scrapes 20] [--timeout 5]
+Usage: .venv/bin/python -m bench.endpoint_starvation [--scrapes 20] [--timeout 5]
 """
 
 from __future__ import annotations

@@ -1,15 +1,12 @@
 """What one host exporter spends on its own OSDs' counters (`--daemon-counters`, the module's
 `daemon_counters_source` set to `exporters`): per collection, for N OSDs on the host, the CPU of decoding
-each OSD's `perf dump` reply, its mempools in it (a recorded Pacific OSD's, as compact JSON text: what an
-admin socket returns), reading them with the module's table, the per-daemon status series, and rendering
-all of it with the exporter's registry. The admin sockets' round trips are left out (the daemons' side,
-and the kernel's); so is the exporter's other work (processes, cgroups, devices, NICs), which it does with
-or without --daemon-counters.
+each OSD's `perf dump` reply (a recorded Pacific OSD's, as the compact JSON an admin socket returns),
+reading it with the module's table, the per-daemon status series, and rendering all of it with the
+exporter's registry. Left out: the admin sockets' round trips (the daemons' and the kernel's side) and the
+exporter's other work (processes, cgroups, devices, NICs), done with or without --daemon-counters.
+The cost is per host: what grows with a cluster is the number of hosts.
 
-The cost is per host, so a cluster's size does not change it: what grows with the cluster is the number
-of hosts, each paying its own.
-
-Usage: python3 dev/bench/exporter_daemon_counters.py [--osds 12 24 48] [--cycles 20]
+    python3 -m bench.exporter_daemon_counters [--osds 12 24 48] [--cycles 20]
 """
 
 from __future__ import annotations

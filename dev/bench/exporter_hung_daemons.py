@@ -4,12 +4,11 @@ of python3 by that name, so the exporter trusts them as a packaged daemon), each
 socket and never answering, beside one that answers every command with a recorded Pacific reply. The
 exporter runs with --daemon-counters and the default 2 s --asok-timeout; printed: its first collections'
 duration (ceph_perfwatch_exporter_collection_duration_seconds), and whether the answering OSD was read.
-
-    sudo python3 dev/bench/exporter_hung_daemons.py [--hung 0,8,24] [--collections 3] [--hang accepted|backlog]
-                                                [--exporter-tree DIR]
-
 --exporter-tree runs another checkout's exporter (its exporters/ and mgr_module/), to compare versions.
 Runs as root; stops exactly what it started, by PID.
+
+    sudo .venv/bin/python -m bench.exporter_hung_daemons [--hung 0,8,24] [--collections 3]
+        [--hang accepted|backlog] [--exporter-tree DIR]
 """
 
 from __future__ import annotations

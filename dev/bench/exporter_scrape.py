@@ -1,15 +1,13 @@
 #!/usr/bin/env python3
-"""The host exporter's scrape latency with fake daemons of a local user beside it: N processes of
-`nobody` called ceph-osd (a copy of python3 by that name), each claiming osd.N of the cluster the exporter
-reports (--fsid) with a FIFO for its config, and one more without --fsid (the trust issue's exact
-command: an exporter that believes it reads the FIFO to find its cluster, and waits for good). Prints
-the latency of many scrapes (min, median, p99, max), the exporter's own collection time, how many
-daemons it reported (the fakes it believed) and refused, and its resident memory.
+"""The host exporter's scrape latency with fake daemons of a local user beside it: N processes of `nobody`
+called ceph-osd (a copy of python3 by that name), each claiming osd.N of the cluster the exporter reports
+(--fsid) with a FIFO for its config, and one more without --fsid (an exporter that believed it would read
+the FIFO to find its cluster, and wait for good). Prints the latency of many scrapes (min, median, p99, max),
+the exporter's own collection time, how many daemons it reported (the fakes it believed) and refused, and
+its resident memory. --exporter-tree runs another checkout's exporter (its exporters/ and mgr_module/), to
+compare versions. Runs as root (it starts processes as nobody); stops exactly what it started.
 
-    sudo python3 dev/bench/exporter_scrape.py [--fakes 200] [--scrapes 500] [--exporter-tree DIR]
-
---exporter-tree runs another checkout's exporter (its exporters/ and mgr_module/), to compare versions.
-Runs as root (it starts processes as nobody); stops exactly what it started.
+    sudo .venv/bin/python -m bench.exporter_scrape [--fakes 200] [--scrapes 500] [--exporter-tree DIR] [--no-blocker]
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Times `python3 -m lab up` to HEALTH_OK and `down`, for each topology, and prints the figures.
 
-Usage: python3 dev/bench/lab_startup.py [--runs N]. Uses its own directory and ports; as root.
+Usage: python3 -m bench.lab_startup [--runs N]. Uses its own directory and ports; as root.
 """
 
 from __future__ import annotations

@@ -1,13 +1,12 @@
-"""What whose load costs (issue 24, point 4): client 4 KiB write IOPS and latency, and the OSDs' and the
-active mgr's CPU, with the module's OSD perf queries on and off, on a running lab: same load, rounds
-alternating off/on, medians and the on/off ratio.
+"""What whose load costs: client 4 KiB write IOPS and latency, and the OSDs' and the active mgr's CPU, with the
+module's OSD perf queries on and off, on a running lab: same load, rounds alternating off/on, medians, ratio.
 
 The load is `rados bench write` (4 KiB, queue depth 16) into a pool of its own (made, then removed with its
-objects). With attribution off the OSDs run perfwatch's tombstone query once it was on (a query left on
-the OSDs cannot be removed: see README, Whose load): the first "off" round runs before anything was ever
-registered, so "never" is shown apart.
+objects). With attribution off the OSDs run perfwatch's tombstone query once it was on (an OSD ignores an
+empty query set: docs/decisions/osd-perf-query-tombstone.md), so the first "off" round, run before anything
+was ever registered, is shown apart as "never".
 
-Usage: .venv/bin/python dev/bench/load_cost.py --lab-dir DIR [--rounds 3] [--seconds 20]
+    .venv/bin/python -m bench.load_cost --lab-dir DIR [--rounds 3] [--seconds 20]
 """
 
 from __future__ import annotations

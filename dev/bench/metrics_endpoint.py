@@ -1,16 +1,15 @@
 """Figures for the module's metrics path.
 
-(a) simulated clusters (1,000 / 5,000 / 10,000 OSDs): the module's own MgrAdapter and CallPool on a
-    stand-in mgr (dev/bench/synthetic_maps.py: the OSD map and metadata built afresh on every get(), a librados
-    handle answering at once with the recorded Pacific payloads), each OSD with a result of every benchmark
-    kind that measures OSDs (dev/bench/synthetic_module.py): collector CPU (all threads) and wall time per
-    cycle, with the OSD map unchanged and with a new one every cycle (the module reads it once per epoch),
-    the render part of it, samples, body sizes, the Python heap the cycle's output holds, and scrape latency
-    through the real HTTP server;
-(b) on a running lab: our /metrics beside Ceph's prometheus module /metrics, same cluster, one run.
+(a) simulated clusters (1,000 / 5,000 / 10,000 OSDs): the module's own MgrAdapter and CallPool on a stand-in
+    mgr (dev/bench/synthetic_maps.py: maps built afresh on every get(), a librados handle answering at once
+    with recorded Pacific payloads), each OSD with a result of every benchmark kind that measures OSDs
+    (dev/bench/synthetic_module.py): collector CPU (all threads) and wall time per cycle, with the OSD map
+    unchanged and new every cycle (the module reads it once per epoch), its render part, samples, body
+    sizes, the Python heap the cycle's output holds, and scrape latency through the real HTTP server;
+(b) on a running lab: our /metrics beside Ceph's prometheus module /metrics, same cluster.
 
-Usage: .venv/bin/python dev/bench/metrics_endpoint.py [--sizes 1000,5000,10000] [--scrapes 20] [--lab-dir .lab]
-                                                  [--source module|exporters] [--no-baselines]
+    .venv/bin/python -m bench.metrics_endpoint [--sizes 1000,5000,10000] [--scrapes 20] [--lab-dir .lab]
+        [--source module|exporters] [--no-baselines]
 """
 
 from __future__ import annotations

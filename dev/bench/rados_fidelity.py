@@ -1,7 +1,7 @@
 """Fidelity of the module's rados round: its 4 KiB write IOPS at queue depth 16 beside `rados bench -b 4096
 -t 16 write` for the same duration, one after the other, on the same lab. Prints both and their ratio.
 
-Usage: .venv/bin/python dev/bench/rados_fidelity.py [--lab-dir .lab] [--seconds 10] [--repeat 2]
+Usage: .venv/bin/python -m bench.rados_fidelity [--lab-dir .lab] [--seconds 10] [--repeat 2]
 A lab must be running (python3 -m lab up).
 """
 

@@ -1,20 +1,15 @@
 #!/usr/bin/env python3
 """How long the production rules' verdict chain lags behind its inputs, in production terms.
 
-Prometheus evaluates each rule group on its own schedule: every evaluation_interval (1 m in production),
-at an offset within the interval that a hash of the group's name and file path decides. Within a group the
-rules run in order on one evaluation, each reading the ones before it at once; a rule reading another
-group's result reads what that group recorded at its last evaluation, up to one interval before. So each
-group a chain crosses adds between 0 and one interval of delay, and a saturation alert's `for:` starts that
-much after its inputs say so.
+Prometheus evaluates each rule group every evaluation_interval (1 m in production), at an offset within it
+that a hash of the group's name and file path decides; a rule reading another group's result reads what that
+group recorded at its last evaluation. So each group a chain crosses adds between 0 and one interval of
+delay, and a saturation alert's `for:` starts that much after its inputs say so. This starts Debian's
+Prometheus with the production rule files (no targets: only the schedule matters) and prints each group's
+offset and, for the chains from the verdicts' first recording group to the saturation alerts, the delay each
+hop adds here and its bounds. Other file paths (another installation) give other figures, in the same bounds.
 
-This starts Debian's Prometheus with the production rule files (no scrape targets: only the schedule
-matters), waits until every group has been evaluated, and prints each group's offset within the interval
-and, for the chain from the media/CPU/network verdicts' first recording group to the saturation alerts, the
-delay each hop adds here and its bounds. The offsets depend on where the files are (the hash covers the
-file path): a real installation gets other figures within the same bounds.
-
-    python3 dev/bench/rule_chain_lag.py
+    python3 -m bench.rule_chain_lag [--rules DIR]
 """
 
 from __future__ import annotations

@@ -1,38 +1,23 @@
 """What the production rules cost at scale: their evaluation time and the series they add, in a real
-Prometheus (Debian's), for a synthetic cluster of N OSDs (dev/bench/synthetic_cluster.py: every input series the
-rules read, with the labels of the real sources; the script names any input the rules read that it lacks).
+Prometheus (Debian's), for a synthetic cluster of N OSDs (dev/bench/synthetic_cluster.py: every input series
+the rules read, with the labels of the real sources; it names any input the rules read that it lacks).
 
-For each N, Prometheus starts on 127.0.0.1 with alerts/generated/production/{recording,alerts}.yml (read at
-each run; their own 1 m interval) and scrapes the synthetic series every 15 s from a local HTTP server, one
-target per source (honor_labels, so the series keep their job, instance, cluster and hostname), as it would
-scrape the exporters. Every evaluation that starts once the rules' longest range (5 m) is full of live
-samples counts; after --evaluations of each group:
+    python3 -m bench.rule_cost [--osds 1000 10000] [--osds-per-host 24] [--evaluations 3] [--detail] [--keep DIR]
+        [--counters-from module|exporters] [--no-baselines] [--repeats 5] [--prometheus PATH]
 
-  live   Prometheus's evaluationTime (median, max), and how long its threads waited for a CPU meanwhile
-         (schedstat): on a shared machine, wall time is partly waiting.
-  alone  The scrapes and rules are unloaded (SIGHUP, empty config) and every rule's expression is queried,
-         as count(expr), at the time of the last evaluation, one at a time with nothing else running, 5
-         times, each after a full garbage collection (pprof heap?gc=1: a 5 GiB heap's collection, started by
-         an earlier query, cost a later one up to 0.4 s): the CPU Prometheus spends on it (schedstat), best
-         of 5 (its own work) and median (with a collection its own allocations brought on), and the samples
-         it reads (deterministic). A group
-         evaluates its rules one after the other: the sum over its rules is about its evaluation time on an
-         idle core (less its writes). "this machine" (CPU per series of a plain aggregation) helps to scale
-         the figures to another CPU.
-Then: the series each recording rule adds, rule errors, the alerts (pending: the run is shorter than their
-`for:`), and whether the verdicts find exactly what the synthetic cluster made saturated or missing.
-
-Usage: python3 dev/bench/rule_cost.py [--osds 1000 10000] [--osds-per-host 24] [--evaluations 3] [--detail] [--keep DIR]
-                                  [--counters-from module|exporters] [--no-baselines] [--repeats 5]
-                                  [--prometheus PATH]
---prometheus runs another release than Debian's 2.42 on PATH: `--prometheus 3` the Prometheus 3 LTS of Debian
-testing that `make deps` unpacks without installing it (dev/tooling/prometheus3.py; fetched here if it is not), or
-the path of any prometheus binary.
-About 9 minutes at 1,000 OSDs and 12 at 10,000 (1.35 M input series: Prometheus near 10 GiB, this script
-about 1 GiB). A promtool backfill would save the 5 m fill, but at 10,000 OSDs it writes 7 GB of OpenMetrics
-and takes about as long. Runs niced (--nice); a Ceph lab beside it slows it (the load average is printed).
-Only 127.0.0.1; stops what it starts by PID; removes its directory unless --keep (then DIR/osds-N keeps
-Prometheus's data, config and log).
+Prometheus evaluates alerts/generated/production/{recording,alerts}.yml and scrapes the synthetic series every
+15 s; once the rules' longest range (5 m) is full, after --evaluations of each group, it prints per group:
+  live   Prometheus's evaluationTime (median, max), and how long its threads waited for a CPU (schedstat).
+  alone  each rule's expression queried as count(expr), scrapes and rules unloaded, after a full garbage
+         collection: the CPU Prometheus spends on it, best of --repeats (its own work) and median, and the
+         samples it reads; summed over a group, about its evaluation time on an idle core.
+"this machine" (CPU per series of a plain aggregation) scales the figures to another CPU. Then: the series
+each recording rule adds, rule errors, the alerts (pending), and whether the verdicts find exactly what the
+synthetic cluster made saturated or missing.
+--prometheus 3 runs the Prometheus 3 LTS that `make deps` unpacks (dev/tooling/prometheus3.py; fetched if it
+is not), or give any prometheus binary. About 9 minutes at 1,000 OSDs and 12 at 10,000; niced (--nice). Only
+127.0.0.1; stops what it starts by PID; removes its directory unless --keep (then DIR/osds-N keeps
+Prometheus's data, config and log). Why it measures so: docs/decisions/rule-cost-measurement.md.
 """
 
 from __future__ import annotations

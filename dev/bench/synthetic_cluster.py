@@ -8,24 +8,9 @@ ingested (target labels included):
   perfwatch mgr module     job="perfwatch", instance "<active mgr>:9284"; cluster from the target
   Ceph's prometheus module job="ceph", instance "<active mgr>:9283"; cluster from the target
 
-The module exports what it does since issue 23's lean per-OSD output (6f4d368): per OSD its counters, its
-public and cluster address, and of each benchmark result that measures OSDs (rados write/read latency, net
-ping front/back, osd 4 KiB IOPS and 4 MiB throughput) the last value and its baseline
-(bench_export_baselines on); no ratio to the baseline (the rules derive it), a regression flag only on a
-result that is one, and probe latency histograms per device class (every synthetic OSD is an hdd), not
-per OSD. The host exporter says which devices lie beneath each OSD and their kind, and which NIC carries
-each of the host's addresses (every OSD of a host has the host's public and cluster address). With
-counters_from="exporters" (the module's daemon_counters_source) each OSD's daemon counters, daemon_up and
-fetch errors come from its host's exporter instead (job perfwatch-host, with its hostname), and with
-baselines off (bench_export_baselines) no result has a baseline beside it. Whose load is on (load_attribution,
-off by default: its rules' cost counts), with its defaults: per pool and busiest client cluster-wide, and
-per OSD its totals and busiest pools and clients for as many OSDs as load_osd_series_max holds (1,000 of 20
-series each), the saturated ones among them.
-
-Every series is a straight line: value(t) = base + slope * (t - t_ref). Counters have a slope (their rate),
-gauges none (last_collection_timestamp_seconds has slope 1). Most OSDs, devices, hosts and NICs are healthy
-with seeded variety; a few are made saturated or unhealthy (and a few are decoys that meet only part of a
-verdict's conditions), and `checks` holds what the rules must then find, as PromQL counts.
+Every series is a straight line, value(t) = base + slope * (t - t_ref); a few OSDs, devices, hosts and NICs
+are made saturated or unhealthy (a few decoys meet part of a verdict's conditions), and `checks` holds what
+the rules must then find, as PromQL counts. What each source holds: docs/decisions/rule-cost-measurement.md.
 """
 
 from __future__ import annotations

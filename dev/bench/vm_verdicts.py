@@ -2,34 +2,21 @@
 (dev/bench/synthetic_cluster.py) scraped by two vmagent shards into VictoriaMetrics and evaluated by vmalert,
 against Debian's Prometheus on the same input. Same verdicts or not, rule by rule.
 
-The cluster is served (dev/bench/scrape_targets.py) as the targets a real one has: each host's node_exporter and
-perfwatch host exporter, the mgrs' modules; honor_labels keeps the series' own job, instance, cluster and
-hostname. One engine at a time, so each has the machine's CPU and memory to itself (the input is the same:
-counters are straight lines in time, so rates do not depend on when they are read):
+    python3 -m bench.vm_verdicts [--osds 1000] [--osds-per-host 24] [--evaluations 2] [--max-evaluations 12]
+        [--rtol 1e-6] [--keep DIR]
 
-  1. Prometheus scrapes every 15 s and evaluates alerts/generated/production/{recording,alerts}.yml (copied at
-     each run) until every group has --evaluations evaluations that started once the rules' longest range
-     (5 m) was full; then every recorded series and ALERTS are read, and Prometheus is stopped.
-  2. victoria-metrics single-node; two vmagents (-promscrape.cluster.membersCount=2, memberNum 0 and 1), each
-     scraping its share of the targets and remote-writing to it; vmalert with the same rule files, reading
-     from and writing its results (recorded series, ALERTS) to it. Once the 5 m are full, after each round of
-     evaluations, the same series are read and compared with Prometheus's, until they are the same twice in
-     a row or --max-evaluations rounds have passed (vmalert's chained rules read the results their
-     predecessors wrote through remote write, so a chain settles one link per evaluation at most).
-
+The cluster is served as the targets a real one has (dev/bench/scrape_targets.py). One engine at a time:
+Prometheus until every group has --evaluations evaluations on a full 5 m range; then victoria-metrics, two
+vmagents and vmalert with the same rule files, compared after each round of evaluations until the same twice
+in a row or --max-evaluations rounds have passed.
 Prints: targets and series each vmagent shard took; per rule (recorded series, ALERTS): series in each
-engine, label sets only in one, values that differ beyond --rtol (rules that read time(), and ALERTS, whose
-state depends on how long an engine has run, are compared by label set only); the synthetic cluster's
-expected verdict counts in both; SAME or DIFFERENT; rule errors of each engine; group evaluation times
-(Prometheus's evaluationTime; vmalert's iteration duration), CPU and peak RSS (VmHWM) of every engine process.
-
-Usage: python3 dev/bench/vm_verdicts.py [--osds 1000] [--osds-per-host 24] [--evaluations 2] [--keep DIR]
-Needs Debian's `prometheus` and `victoria-metrics` (apt-get install prometheus victoria-metrics).
-About 17 minutes at 1,000 OSDs and 26 at 10,000 (0.67 M input series; peak RSS at 10,000: Prometheus 5.6 GiB,
-victoria-metrics 2.9 GiB, vmalert 1.4 GiB, the vmagents 0.6 GiB, this script 1.9 GiB; the engines run one
-after the other). At 5,000 OSDs and more, run it under
-`flock /tmp/perfwatch-heavy.lock` so heavy runs on this machine never overlap. Only 127.0.0.1; stops what it
-starts by PID; removes its directory unless --keep (then DIR/osds-N keeps the data, configs and logs).
+engine, label sets only in one, values that differ beyond --rtol (rules that read time(), and ALERTS, by
+label set only); the synthetic cluster's expected verdict counts in both; SAME or DIFFERENT; rule errors;
+group evaluation times, CPU and peak RSS (VmHWM) of every engine process.
+Needs Debian's `prometheus` and `victoria-metrics` (apt-get install prometheus victoria-metrics). About 17
+minutes at 1,000 OSDs and 26 at 10,000; at 5,000 OSDs and more, run it under `flock /tmp/perfwatch-heavy.lock`
+so heavy runs never overlap. Only 127.0.0.1; stops what it starts by PID; removes its directory unless --keep
+(then DIR/osds-N keeps the data, configs and logs). Why it compares so: docs/decisions/rule-cost-measurement.md.
 """
 
 from __future__ import annotations

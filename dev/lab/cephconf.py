@@ -8,11 +8,9 @@ from .topology import Topology
 MON_ID = "a"
 
 # RocksDB sized for the lab's few-GiB OSDs. Pacific's default gives each OSD 256 MiB memtables (up to 4)
-# and 1 GiB of WAL before a flush is forced. The lab's loop devices report rotational=1, so BlueStore
-# defers every small write through the RocksDB WAL; 100 s of 4 KiB random writes grew BlueFS from
-# 290 MiB to 1.4 GiB on every 2 GiB OSD (no compaction had run yet; `ceph tell osd.N compact` gave it
-# all back), and a test session filled osd.1 that way (OSD_FULL). With 16 MiB memtables and 64 MiB of
-# WAL, compaction runs early: the same load left BlueFS at about 150 MiB, at the same client IOPS.
+# and 1 GiB of WAL before a flush is forced; the lab's loop devices report rotational=1, so BlueStore defers
+# every small write through the RocksDB WAL, and BlueFS grew until it could fill a small OSD. With 16 MiB
+# memtables and 64 MiB of WAL, compaction runs early (figures: docs/decisions/benchmark-capacity.md).
 # Everything else is Pacific's default string.
 ROCKSDB_OPTIONS = ",".join(
     [

@@ -1,20 +1,13 @@
 """Bottleneck knobs: a real CPU, media or network limit on part of the lab, recorded so it can be undone.
 
-- cpu:     a cgroup v1 CPU quota on each chosen OSD process (each OSD gets `cores` of CPU time).
-- media:   a cgroup v1 block-I/O IOPS (and optionally bandwidth) limit for the OSD process on the disk
-           *under* its loop device (its block's, or its block.db's: layout.py stacks the devices of the
-           campaigns' layouts on loop devices of their own, so that each can be throttled apart). The
-           loop device's requests then wait below it, so the OSD's device shows what an operator sees on
-           a saturated disk: utilisation near 100 % and a growing queue.
-           (A limit on the loop device itself makes the OSD slow but not busy: the wait happens above
-           the device and is not counted in its io_time.)
-- network: tc token-bucket shaping on both ends of one of a host's links (eth0: public network; with
-           --cluster-network eth1: cluster network, eth2: no Ceph traffic): the host sends and receives at
-           most `rate` on it. For eth2 the knob also makes the traffic (dev/lab/traffic.py, recorded by PID).
-
-Each knob is a dict in the lab state, keyed "<kind>:<target>", holding what `clear` needs to undo it.
-The functions that change knobs take that state and a `save` that writes it to the lab directory: a
-knob is recorded before it is made, so `clear` and `down` undo a half-made one too.
+- cpu: a cgroup v1 CPU quota on each chosen OSD process (`cores` of CPU time each).
+- media: a cgroup v1 block-I/O IOPS (and optionally bandwidth) limit for the OSD process on the disk *under*
+  its loop device (layout.py), so the OSD's device shows a saturated disk: utilisation near 100 % and a
+  growing queue (on the loop device itself the wait is above the device, outside its io_time: not busy).
+- network: tc token-bucket shaping to `rate` each way, on both ends of one of a host's links (eth0: public;
+  with --cluster-network eth1: cluster, eth2: no Ceph traffic, which the knob makes: traffic.py, by PID).
+Each knob is a dict in the lab state, keyed "<kind>:<target>", holding what `clear` needs to undo it, and is
+recorded (`save`) before it is made, so `clear` and `down` undo a half-made one too.
 """
 
 from __future__ import annotations

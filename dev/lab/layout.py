@@ -1,17 +1,15 @@
 """The lab's OSD devices: which loop devices each host gets, how they are split, what each OSD stores on.
-
 Pure data derived from a LabConfig and its Topology, so every layout is unit-tested without the machine.
 
-- The classic layout (the defaults): one loop device per OSD, over a sparse file. The media knob throttles
-  the OSD on the disk under the file.
-- The layouts of the campaigns' hardware (`--osds-per-device N`, `--db-device shared`, or `--media flash`
-  with either): per host, the OSDs are grouped N to a data device, split into partitions, one per OSD; with
-  a shared DB device, every OSD of the host keeps its RocksDB/WAL (block.db) on a partition of one more
-  device. Each of these devices is a loop device over another loop device (over a file): the media knob
-  throttles the OSDs on the lower one, so the device the OSDs use is the one that shows busy and queued,
-  and a data device and a DB device are throttled apart.
-- `--media flash`: every OSD device says it does not rotate (queue/rotational 0), as BlueStore reads it
-  (`ceph osd metadata`: bluestore_bdev_rotational "0"), and the host exporter classifies it as ssd.
+- The classic layout (the defaults): one loop device per OSD, over a sparse file (the media knob throttles
+  the disk under the file).
+- The campaigns' layouts (`--osds-per-device N`, `--db-device shared`, or `--media flash` with either): per
+  host, N OSDs to a data device, one partition each; with a shared DB device, every OSD of the host keeps its
+  block.db on a partition of one more device. Each such device is a loop device over another loop device: the
+  media knob throttles the lower one, so the device the OSDs use shows busy and queued, and a data device and
+  a DB device are throttled apart.
+- `--media flash`: every OSD device says it does not rotate (queue/rotational 0, BlueStore's
+  bluestore_bdev_rotational "0"), and the host exporter classifies it as ssd.
 """
 
 from __future__ import annotations

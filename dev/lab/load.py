@@ -4,12 +4,9 @@ saturation.
 
 Images are fixed-size and written over in place, so a load of any length never fills the lab's small
 OSDs. They have only the `layering` feature: no exclusive lock for a killed client to leave behind.
-
 The bench runs without librbd's cache (`--rbd_cache=false`), so a pattern's threads are the I/Os it has in
-flight, as with fio's direct I/O in those campaigns. With the cache (on by default, `writearound` since
-Octopus) a write is acknowledged as soon as it is handed on: one thread kept about 200 writes in flight at
-the lab's OSDs (2,900 IOPS at 68 ms OSD-side latency, where it does 415 IOPS at 2.1 ms without), and the
-"light" load was as deep as the 16-thread one.
+flight, as with fio's direct I/O in those campaigns (with the cache, one thread kept some 200 in flight).
+Why: docs/decisions/rbd-scratch-image.md#the-labs-client-load-for-the-same-reason.
 """
 
 from __future__ import annotations

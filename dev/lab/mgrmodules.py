@@ -146,19 +146,11 @@ def mgr_makes_its_pool(root: Path) -> bool:
 
 
 def mgr_pool_made(ceph: Ceph, ask: bool = True) -> bool:
-    """Whether the mgr has made its own pool; when not, and `ask`, ask devicehealth to make it.
-    Pacific's devicehealth makes device_health_metrics only on an OSD map change once enough OSDs are up,
-    or when it scrapes: for a mgr that starts with every OSD already up (a restart, a failover), that can
-    be never. A scrape (`ceph device scrape-health-metrics`) makes the pool when it is missing.
-    From Reef on the mgr makes .mgr itself some 10 s after the active mgr (re)starts (mgr_makes_its_pool),
-    which can be after every other PG is clean: a lab that reported ready before then had a new pool's PG
-    appear under its first test. There it must not be asked: on Reef 18.2.7 (Python 3.13) the scrape
-    crashed the active mgr in two fresh-clone CI runs (`Gil::~Gil` <- `MonCommandCompletion::finish`,
-    2.3 s after the scrape and 0.1 s after its handler logged creating devicehealth's database, in a
-    2026-12-02 run). Its command handler
-    makes the pool with synchronous mon commands from a thread state of its own that ends with it, and a
-    completion then swaps back to a freed thread state. Made in devicehealth's serve loop, whose thread
-    lives on, the same commands are safe."""
+    """Whether the mgr has made its own pool; when not, and `ask`, ask devicehealth to make it (a scrape):
+    Pacific's devicehealth may never make it for a mgr that starts with every OSD already up. A mgr that
+    makes `.mgr` itself (mgr_makes_its_pool) does so some 10 s after it starts, maybe after every other PG is
+    clean, and must not be asked: the scrape's handler crashes Reef's mgr on Python 3.13.
+    Why: docs/decisions/why-librados-not-send-command.md#the-same-crash-in-the-lab-devicehealths-scrape."""
     if any(pool in MGR_POOLS for pool in ceph("osd", "pool", "ls")):
         return True
     if ask:
@@ -170,8 +162,7 @@ def tag_mgr_pools(ceph: Ceph) -> list[str]:
     """Give the mgr's own pool its application when it has none; returns what was done. Enabling modules
     under a running mgr restarts it (`up` enables them before one starts); on Tentacle a restart between
     its `osd pool create .mgr` and `osd pool application enable .mgr mgr` leaves the pool untagged for good
-    (the next mgr sees it exists), and POOL_APP_NOT_ENABLED appears once the pool holds objects (seen after
-    a later failover)."""
+    (the next mgr sees it exists), and POOL_APP_NOT_ENABLED appears once the pool holds objects."""
     done = []
     for pool in ceph("osd", "pool", "ls", "detail"):
         app = MGR_POOLS.get(pool["pool_name"])

@@ -1,34 +1,11 @@
-"""Blocking calls with a timeout, and never a pile of them to one daemon.
+"""Blocking calls with a timeout, and never a pile of them to one daemon. Pure threading: no Ceph here.
 
-librados' command calls (`Rados.osd_command`, `Rados.mon_command`) block the calling thread until the
-daemon answers; the Python binding ignores its `timeout` argument. CallPool runs each call in one of its
-own threads and the caller waits at most its timeout. A call that timed out goes on in its thread until
-librados returns; until then it counts as outstanding for its key (one OSD, or the mons), and a key with
-`limit` calls outstanding is refused (Busy) instead of being sent another. A second call while the first is
-still out is allowed only once the first has waited `retry_after` seconds (so one request lost by a daemon
-cannot silence it for good), and never more than `limit` at once; nor more than `max_outstanding` calls in
-all in one pool (so even a cluster whose every OSD hangs costs a bounded number of threads; the module
-has two pools, one per adapter: collection and benchmarks). A call beside an unanswered one is also
-refused (Busy) while half of `max_outstanding` or more are out in all: hung keys then hold at most that
-half plus one call each, so while fewer keys than half of `max_outstanding` hang, first calls to the
-others always find room (without this rule, `max_outstanding / limit` hung keys filled the pool and every
-other key was refused, every cycle).
-A call whose thread cannot be started is refused (PoolBusy), never left queued to be sent later.
-
-Threads are reused: one that finished a call takes the next, an idle one ends after `idle_seconds`.
-
-Why not the mgr's send_command (which does take a completion and so needs no thread): on Ceph 18.2 the
-mgr completes it on its own finisher thread by borrowing the *calling* Python thread's state and swapping
-back to it after waking the caller; on Python 3.13 that swap releases the GIL, so the woken caller can run
-on, end its thread and free that state first, and the mgr then crashes in `PyThreadState_Swap` (seen on
-Debian trixie's 18.2.7: `Gil::~Gil` <- `MonCommandCompletion::finish`). librados' calls run in the caller's
-own thread and call no Python back.
-
-call() waits for the answer in the caller's thread; submit() hands it to a callback in the pool's thread,
-for a caller with many calls out at once (the collector: one hand-over per OSD instead of a worker thread
-that waits, at 10,000 OSDs 1 s of CPU a cycle less).
-
-Pure threading: no Ceph here.
+librados' command calls block until the daemon answers (the binding ignores its `timeout`), so each runs in
+a pool thread and the caller waits at most its timeout. A call that timed out stays outstanding for its key
+(one OSD, or the mons) until librados returns; what would pile up is refused (Busy, PoolBusy: submit()),
+never queued, so even a cluster whose every OSD hangs costs a bounded number of threads. Threads are reused;
+an idle one ends after `idle_seconds`. call() waits in the caller's thread; submit() hands the answer to a
+callback in the pool's thread. Why: docs/decisions/why-librados-not-send-command.md.
 """
 
 import collections

@@ -1,18 +1,9 @@
 """CephAdapter inside ceph-mgr: tell and mon commands through the module's librados handle, maps and
 counters through get(); and MgrProgress, the benchmarks' heavy rounds shown in `ceph progress`.
 
-Commands go through librados, not the mgr's send_command, which crashes Ceph 18.2's mgr on Python 3.13
-(call_pool.py says how). librados' calls block, so each runs in a thread of a CallPool with a timeout.
-
-At most one request per OSD is outstanding: a request that timed out stays outstanding until the OSD
-answers it, and until then that OSD is reported busy instead of being sent another. A request with no
-answer after three timeouts (at least 30 s) may be followed by one more, so one lost request cannot
-silence an OSD for good; never more than two are outstanding per OSD, four to the mons, 512 in all,
-per adapter (the module has two: collection and benchmarks), and no second one to any daemon while 256
-are outstanding, so fewer than 256 hung OSDs leave room for the others. The collector's reads
-(submit_osd_texts) send an OSD's commands (the collector's one, perf dump) from one pool thread and hand
-the answers over at once.
-The handle connects on first use, in one pool thread; commands asked meanwhile are refused at once (busy).
+Each command runs in a CallPool thread with a timeout; per OSD one request is outstanding (a second only
+after three timeouts, at least 30 s), four to the mons. The handle connects on first use, in one pool
+thread; commands asked meanwhile are refused at once (busy). Why: docs/decisions/why-librados-not-send-command.md.
 
 Over 300 lines: one class, the whole seam between perfwatch and the mgr; split, each half would
 re-import the other's helpers.
@@ -164,8 +155,8 @@ class MgrAdapter(PoolMaps, CephAdapter):
         # - labeled counters: get_perf_counters, where its answer is per logger a list of
         #   {"labels", "counters"} instances (Tentacle). Reef 18.2.7 has no labeled-counter call.
         #   Tentacle's RGW keeps list latency in its `rgw_op` logger (counters.py), whose unlabeled
-        #   instance the unlabeled call gives too (seen live on 20.2.4); the labeled call fills in only
-        #   what that answer lacks, for releases that give `rgw_op` only as labeled counters.
+        #   instance the unlabeled call gives too; the labeled call fills in only what that answer lacks,
+        #   for releases that give `rgw_op` only as labeled counters (docs/decisions/release-counters.md).
         getter = getattr(self.module, "get_unlabeled_perf_counters", None) or self.module.get_all_perf_counters
         try:
             everything = getter(services=("rgw",))

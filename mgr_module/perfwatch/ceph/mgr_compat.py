@@ -1,16 +1,11 @@
 """The parts of ceph-mgr's Python API that differ between the releases perfwatch runs on, found by
 feature detection (what `mgr_module` has), never by version strings.
 
-Commands
-    Pacific 16.2 and Reef 18.2 have one command registry for the whole mgr, `mgr_module.CLICommand`,
-    filled by the `CLIReadCommand` / `CLIWriteCommand` decorators. Tentacle 20.2 has neither: each module
-    makes its own registry with `CLICommandBase.make_registry_subtype(name)` (every module shares one
-    interpreter there, so a shared registry would mix their commands), declares commands with its
-    `.Read(prefix)` / `.Write(prefix)` decorators, and sets it as its `CLICommand` class attribute,
-    which the mgr reads to list and dispatch the module's commands.
-    Here: `CLICommand` is whichever registry this mgr has; `read_command` and `write_command` declare a
-    command in it. The module sets `CLICommand` on its class on every release (harmless where the mgr
-    reads the global registry).
+Commands: Pacific and Reef have one registry for the whole mgr, `mgr_module.CLICommand`, filled by
+`CLIReadCommand` / `CLIWriteCommand`; Tentacle has neither, and each module sets its own registry
+(`CLICommandBase.make_registry_subtype(name)`) as its `CLICommand` class attribute. Here `CLICommand` is
+whichever this mgr has; `read_command` and `write_command` declare a command in it.
+Why: docs/decisions/release-counters.md#beyond-counters-the-mgrs-python-api.
 """
 
 from typing import Any, Callable, Tuple, TypeVar

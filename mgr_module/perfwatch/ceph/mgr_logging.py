@@ -1,24 +1,11 @@
 """Keep the module's log handlers attached across a failover (Pacific's mgr_module.py logging mixin).
 
-Both classes of a module, the standby and the active one, run in the same Python sub-interpreter of
-a mgr and log through its one root logger. `MgrModuleLoggingMixin._configure_logging` adds the
-instance's own CPlusPlusHandler (and, when enabled, FileHandler and ClusterLogHandler) to that root
-logger; `_unconfigure_logging` removes *every* handler of those classes from it, whoever added them.
-Each handler keeps a reference to its instance and the instance to its handlers, so an instance is
-freed only by Python's cyclic garbage collector, at a moment nobody chooses.
-
-On promotion the mgr shuts the standby instance down and drops it, then builds the active instance,
-whose `_configure_logging` takes the standby's handlers off the root logger. From then on the
-standby instance is unreachable garbage, and when the collector gets to it (seconds or many minutes
-later) `MgrStandbyModule.__del__` runs `_unconfigure_logging` and removes the active instance's
-handlers: the new active mgr logs nothing more from the module.
-
-`retire_standby_logging` (from `StandbyModule.__init__`, once the mixin has set logging up) points
-the standby instance's teardown at a logger of its own, so its `__del__` can no longer touch the
-shared root logger. A standby instance uses `_root_logger` for nothing else (it never reconfigures
-its logging), so it logs as before.
-`ensure_logging` (from the active `Module.serve` loop) puts back the active instance's handlers if
-anything took them off anyway, and says so.
+The standby and the active instance log through one root logger, and the mixin's `_unconfigure_logging`
+removes every mgr handler from it, whoever added them; a dropped standby instance runs it from `__del__`
+when the garbage collector gets to it, long after the active instance set up its own handlers.
+`retire_standby_logging` (from `StandbyModule.__init__`) points that teardown at a private logger;
+`ensure_logging` (from the active `Module.serve` loop) puts back whatever was taken off anyway.
+Why: docs/decisions/failover-logging.md.
 """
 
 import logging

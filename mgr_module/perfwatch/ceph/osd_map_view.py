@@ -1,15 +1,11 @@
 """What each collection cycle needs of the OSD map (every OSD and whether it is up, each up OSD's public
-and cluster address and interface), read from the mgr once per OSD map epoch instead of every cycle.
-
-At 10,000 OSDs, `get("osd_map")` builds a Python dict of the whole map (about 0.3 s of the mgr's CPU) and
-`get("osd_metadata")` one of every OSD's metadata (more): a cycle read both, the map twice. The epoch
-comes from `get_osdmap().get_epoch()`, a copy of the map in C++ with no Python objects built.
-
-Metadata (front_iface, back_iface) is sent by an OSD when it starts, so it is read again when an up OSD
-is new or has restarted (its up_from changed), when an up OSD had none yet (at most every
-METADATA_RETRY s, with a new epoch or not: the mgr may get it after the map says up, and the map is then
-read again too), and every METADATA_MAX_AGE s in any case.
-When the epoch cannot be read, the map is read every time, as before. Pure: the mgr calls are passed in.
+and cluster address and interface), read from the mgr once per OSD map epoch, not every cycle: at 10,000
+OSDs each get() of the map or the metadata builds a dict of all of it (docs/decisions/collection-cost.md).
+Pure: the mgr calls are passed in. The epoch is `get_osdmap().get_epoch()` (no Python objects built); when
+it cannot be read, the map is read every time. An OSD sends its metadata (front_iface, back_iface) when it
+starts, so it is read again for an up OSD that is new or restarted (up_from changed), for one that had none
+yet (at most every METADATA_RETRY s, the map with it: the mgr may get it after the map says up), and every
+METADATA_MAX_AGE s in any case.
 """
 
 import threading

@@ -1,4 +1,4 @@
-"""Each OSD's public and cluster address (issue 22): what joins an OSD to the NIC that carries each of its
+"""Each OSD's public and cluster address: what joins an OSD to the NIC that carries each of its
 networks, with the host exporter's ceph_perfwatch_network_address_info (address -> device -> carrier).
 
 The addresses come from the OSD map (what clients and peers connect to: authoritative, and current after

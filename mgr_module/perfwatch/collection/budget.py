@@ -1,13 +1,11 @@
 """How often the module's collection may run so that it takes at most a set share of one core. Pure.
 
-A collection of daemon counters costs CPU in proportion to the OSDs it reads (about 0.27 ms an OSD on the
-lab's machine: 2.7 s at 10,000 OSDs, 9 % of a core at the default collect_interval of 30 s). The mgr runs
-every other module in the same process, so the module holds itself to `collect_cpu_budget_percent` of one
-core: a collection that began at `started` and took `cpu` seconds of CPU is followed by the next only once
-cpu is at most that share of the time since it began. Every collection then keeps within the budget over
-its own span, so the average does too, at any cluster size; what gives is freshness (at 10,000 OSDs and
-5 %, every other pass of collect_interval). The serve loop's other work (benchmark schedule, load
-attribution) keeps its pace: only the collection waits.
+A collection costs CPU in proportion to the OSDs it reads (about 0.27 ms an OSD: 9 % of a core at 10,000
+OSDs and the default collect_interval of 30 s), and the mgr runs every other module in the same process. So
+a collection that began at `started` and took `cpu` seconds of CPU is followed by the next only once cpu is
+at most `collect_cpu_budget_percent` of the time since it began: each collection, and so the average, keeps
+within the budget at any cluster size; what gives is freshness (at 10,000 OSDs and 5 %, every other pass).
+The serve loop's other work (benchmark schedule, load attribution) keeps its pace: only the collection waits.
 """
 
 from typing import Optional, Tuple

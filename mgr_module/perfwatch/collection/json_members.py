@@ -1,22 +1,12 @@
 """Some top-level members of a JSON object, decoded without decoding the rest. Pure.
 
-An OSD's `perf dump` is about 20 kB of JSON in some 30 loggers, and the module needs nine of them: decoding
-the whole text was the largest part of a collection cycle (75 us an OSD, 0.75 s of CPU at 10,000 OSDs).
-Each wanted logger is found by its key as Ceph writes it, `"name":`, and only its value is decoded. They
-are looked for in the order Ceph writes them (by name), each after the end of the one before (and from
-the start where it is not there). Of the text between where it was looked for from (the end of a member
-decoded, or the opening brace) and the key found, only the quotes, brackets and backslashes are read (a
-bytes.translate, an eighth of a whole decode's time a character): enough to show that the key is one of
-the top-level object's, not one nested in another member's value nor the end of a longer key.
-
-What it returns is what a whole decode (json.loads) gives for those members, of any JSON text, but for
-one case Ceph never writes: a member written twice (a whole decode gives the last; this, the one it
-finds). Where it cannot tell, it gives up (None) and the caller decodes the whole text: a member not found
-(absent, its key spelled with escapes or a space before the colon, or a text cut short), or not an
-object; a key found that it cannot show is the top-level object's (one in another member, e.g. a counter
-named like the logger, or the end of a longer key; any after a string holding a backslash or a bracket,
-which Ceph writes none of); or a text that does not end as an object does. Nor does it check the rest of
-the text is JSON: of a text that is not, it may give members where a whole decode raises.
+The collector needs nine of the some 30 loggers of an OSD's `perf dump`, and decoding all of it was the
+largest part of a cycle (docs/decisions/collection-cost.md). Each wanted member is found by its key as Ceph
+writes it, `"name":`, in Ceph's order, and only its value is decoded; of the text before the key only the
+quotes, brackets and backslashes are read, enough to show the key is the top-level object's.
+It gives what json.loads gives for those members (but for a member written twice, which Ceph never writes:
+this gives the one it finds), or None where it cannot tell (members()), and the caller decodes it all. It
+does not check that the rest of the text is JSON: of one that is not, it may give members.
 """
 
 import json

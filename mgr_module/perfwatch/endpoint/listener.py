@@ -1,16 +1,12 @@
-"""The active mgr's metrics endpoint: the HttpServer, the address it listens on, its URL and why it cannot
-listen where configured, and the PERFWATCH_ENDPOINT health check that says so. module.py calls ensure()
-on each pass of its loop with the address the options name.
+"""The active mgr's metrics endpoint: the HttpServer, the address it listens on, its URL (https:// with TLS)
+and the PERFWATCH_ENDPOINT health check that says why it cannot listen where configured. module.py calls
+ensure() on each pass of its loop with the address the options name.
 
-An address that is valid but cannot be bound here (`server_addr 1.2.3.4`, not an address of this host)
-never takes the endpoint down: the new address is bound before the old server stops, and when the
-old one had to stop first (same port: it may be in the way), it listens on the old address again.
-Scrapes of the old address keep working, and the health check says the new one does not.
-
-TLS and basic auth come with each ensure() (endpoint_security.Wanted): a change (a new certificate, a
-user added) restarts the server where it listens; settings that cannot be served (ssl on without a
-certificate, a key that does not match it) stop it, rather than serve plain HTTP, and the health check
-says why. The URL is https:// with TLS.
+An address that cannot be bound here never takes the endpoint down: the new address is bound before the old
+server stops (when the old one had to stop first, same port, it listens on the old address again), so
+scrapes of the old address go on and the health check says the new one failed. TLS and basic auth come with
+each ensure() (security.Wanted): a change restarts the server where it listens; settings that cannot be
+served stop it rather than serve plain HTTP, and the health check says why.
 """
 
 import errno

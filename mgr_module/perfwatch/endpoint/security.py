@@ -1,17 +1,12 @@
 """TLS and basic auth of the module's endpoint, kept in the mgr store the way Ceph's modules keep theirs:
 
-- certificate and key (PEM): `ceph perfwatch set-ssl-certificate [<mgr_id>] -i cert.pem` and
-  `ceph perfwatch set-ssl-certificate-key [<mgr_id>] -i key.pem`, i.e. config-keys mgr/perfwatch/crt and
-  mgr/perfwatch/key, or per mgr mgr/perfwatch/<mgr_id>/crt and .../key (which win); served when the
-  option `ssl` is true;
-- a CA for client certificates: `ceph perfwatch set-ssl-client-ca -i ca.pem` (mgr/perfwatch/client_ca):
-  clients must then present a certificate it signed;
-- basic auth: `ceph perfwatch set-basic-auth <user> -i password-file` (mgr/perfwatch/basic_auth_users,
-  PBKDF2 hashes as JSON; a bcrypt hash works too where bcrypt is available).
-
-Wanted is rebuilt only when what is stored changes (a fingerprint of it): a new certificate restarts the
-endpoint at the next loop pass. What cannot be served as asked (ssl on and no certificate, a key that
-does not match) is an error: the endpoint then serves nothing rather than plain HTTP, and says why.
+- certificate and key: `ceph perfwatch set-ssl-certificate[-key] [<mgr_id>] -i <file.pem>` (config-keys
+  mgr/perfwatch/crt and key, or per mgr mgr/perfwatch/<mgr_id>/crt and key, which win), served with `ssl` on;
+- `set-ssl-client-ca -i ca.pem` (mgr/perfwatch/client_ca): clients must show a certificate it signed;
+- `set-basic-auth <user> -i password-file` (mgr/perfwatch/basic_auth_users: PBKDF2 or bcrypt hashes).
+Wanted is rebuilt when what is stored changes (a fingerprint): a new certificate restarts the endpoint at the
+next pass. What cannot be served as asked (ssl on and no certificate, a key that does not match) is an
+error: the endpoint then serves nothing rather than plain HTTP, and says why.
 """
 
 import hashlib

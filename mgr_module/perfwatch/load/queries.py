@@ -1,20 +1,12 @@
-"""The OSD perf queries perfwatch owns, to say whose load an OSD carries (issue 24), checked before any is
-sent. Pure: no Ceph imports.
+"""The OSD perf queries perfwatch owns, to say whose load an OSD carries, checked before any is sent. Pure.
 
-A query runs in every primary OSD's I/O path: for each client op, each sub-key is turned into a string and
-matched with a regex (C++ std::regex, ECMAScript, regex_search: not anchored) under the PG lock. So:
-two queries of two and three sub-keys, anchored regexes that fail fast. The OSD reports each query's counters
-every mgr_stats_period (5 s), summed per key since its previous report; the mgr adds the reports up
-until the module asks (get_osd_perf_counters), then starts again from zero.
-
+A query runs in every primary OSD's I/O path (each sub-key matched with an unanchored regex under the PG
+lock), so: two queries of two and three sub-keys, anchored regexes that fail fast, unlike those of Ceph's own
+modules (the mgr merges identical queries, and another module's limit would then apply to ours).
 - POOLS: per pool and OSD, unlimited: at most pools x OSDs keys, each OSD reporting only its own id.
-- CLIENTS: per client, pool and OSD, limited to the `max_count` keys with the most ops per OSD and report:
-  above that the OSD samples (weighted by ops in recent releases, the exact top in older ones), so a
-  client list is approximate once an OSD serves more clients than that, and its totals undercount.
-
-Our regexes differ from those of Ceph's own modules (prometheus: pool ids joined by `|`; rbd_support:
-pool, namespace and object name): the mgr merges identical queries, and a limit set by another module
-would then apply to ours.
+- CLIENTS: per client, pool and OSD, the `max_count` keys with the most ops per OSD and report; beyond that
+  the OSD samples, so a client list is approximate and its totals undercount.
+Why, and how OSDs report: docs/decisions/osd-perf-query-tombstone.md.
 """
 
 import re

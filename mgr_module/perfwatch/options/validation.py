@@ -1,13 +1,11 @@
 """Option values the mgr cannot check: their validators, the values the module uses when one is refused,
 and the PERFWATCH_CONFIG_INVALID health check that reports them. Pure: no Ceph imports, no I/O.
 
-Ceph checks a module option's type, min/max and enum_allowed at `ceph config set` time and nothing
-more (Pacific's `MgrMap::ModuleOption` carries no other constraint), so a malformed string is stored
-with rc 0. The module therefore checks each value in `config_notify`, never uses a refused one, and
-says so in the log, in `ceph perfwatch status` (`config_errors`) and in `ceph health detail`. A value of
-another type than its option's, should one get past Ceph's check ("abc", "nan", "inf"), is refused the
-same way (config.read), not raised.
-The rgw_s3_endpoint URL and the addresses behind it are checked in s3_endpoint.py.
+Ceph checks a module option's type, min/max and enum_allowed at `ceph config set` and nothing more (Pacific's
+`MgrMap::ModuleOption` has no other constraint), so a malformed string is stored with rc 0. The module checks
+each value in `config_notify`, never uses a refused one, and says so in the log, in `ceph perfwatch status`
+(`config_errors`) and in `ceph health detail`. A value of another type than its option's ("abc", "nan",
+"inf") is refused the same way (config.read), not raised. s3_endpoint.py checks the rgw_s3_endpoint URL.
 """
 
 import re
@@ -133,9 +131,8 @@ def effective(
     """(the values the module uses, option -> message of each refused value). not_typed: the options whose
     values were not of their type (config.read put the default in their place), refused with the rest.
 
-    A refused value is replaced by its default, never by an earlier value (every mgr, also after a
-    failover, behaves the same), and what it drives is turned off where the default would turn
-    something on or write somewhere the operator did not name:
+    A refused value is replaced by its default, never by an earlier one (every mgr, also after a failover,
+    behaves the same), and what it drives is turned off where its default would start or write unasked:
     - rgw_s3_endpoint, rgw_s3_bucket or rgw_s3_region refused: no S3 requests (endpoint empty);
     - heavy_bench_window refused: no scheduled heavy rounds (their intervals 0; `bench run` still works);
     - scratch_pool refused: the default pool is used only if it exists (scratch_pool_create off).

@@ -1,19 +1,12 @@
 """Each OSD's own commit latency while the rados probe ran: the evidence local to one OSD that tells which
-member of a slow acting set is slow (attribution.py).
+member of a slow acting set is slow (attribution.py). Why: docs/decisions/slow-replica-evidence.md.
 
-A replicated write waits for every OSD of its PG, so a write's latency belongs to all of them; BlueStore's
-`commit_lat` counter does not: it counts the transactions this OSD's store committed (as primary and as
-replica, and its own background ones), so a throttled device shows there alone. Quincy renamed it
-`txc_commit_lat` (Reef 18.2 and Tentacle 20.2 have only that name; Pacific 16.2 only `commit_lat`):
-without it a Reef or Tentacle probe had no evidence and named a peer whose writes waited for the slow OSD.
-The probe reads the counter of every OSD in the probed acting sets before and after its writes (`perf
-dump bluestore`, one request per OSD each time, in parallel, within BUDGET_SECONDS, at most MAX_OSDS OSDs;
-beyond that only the common-cause rule of attribution.py judges). Live on the lab (3 hosts, osd.0's device at
-20 IOPS, 1 MB/s): three commits per OSD per probe run (one per write), osd.0's at 70-140 ms, the others'
-at 2.5-7 ms. The window closes when the writes have ended: the removes' commits are left out (in one
-fresh-clone CI osd.0's own write, the first at its idle device, took 10 ms and its peers' 116 ms, and the
-mean over writes and removes stayed under the share of the peers' writes that rule 1 of attribution.py
-wants).
+A write's latency belongs to every OSD of its PG; BlueStore's commit latency (ceph/commit_latency.py: its
+name differs by release) counts only this OSD's own commits, so a throttled device shows there alone. The
+probe reads it from every OSD of the probed acting sets before and after its writes, one request per OSD
+each time, in parallel, within BUDGET_SECONDS, at most MAX_OSDS OSDs (beyond that only the common-cause rule
+of attribution.py judges). The window closes when the writes have ended: the removes' commits left in could
+pull a slow OSD's mean under the share of a write that rule 1 of attribution.py wants.
 """
 
 import math
@@ -30,8 +23,8 @@ BUDGET_SECONDS = 5.0  # all the readings of one pass: an OSD that does not answe
 # read; the fastest half is the reference because one slow OSD of three would pull a median with it.
 OUTLIER_FACTOR = 4.0
 # An OSD busy answering another request of the mgr (the collector's `perf dump`, every collect_interval)
-# is asked again this often until the budget ends: refusing it at once left the probe without the evidence
-# of the one OSD it needed, a run in about thirty (a fresh-clone CI's red attribution test).
+# is asked again this often until the budget ends: refused at once, the probe lacked the evidence of the
+# one OSD it needed in about one run in thirty.
 BUSY_RETRY_SECONDS = 0.05
 
 

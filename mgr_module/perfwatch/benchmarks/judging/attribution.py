@@ -1,26 +1,12 @@
-"""Whose regression a slow replicated write is. Pure.
+"""Whose regression a slow replicated write is. Pure. Why: docs/decisions/slow-replica-evidence.md.
 
-The rados probe writes one object per OSD, whose PG that OSD is acting primary of, and reads it back. A
-replicated write waits for every OSD of the PG's acting set, so one slow OSD makes the writes of every
-primary whose PG holds it slow: on a 3-OSD, 3-replica cluster, all three. A read is served by the primary
-alone. So a slow write is its primary's own regression only when the evidence says so. For each slow
-write, within its own acting set:
-
-1. local evidence: members whose read regressed in the same run (reads touch only them), and members
-   whose own commits were slow while the probe's writes ran (commit_evidence.py: far slower than the fastest half
-   of the OSDs of their device class, and at least COMMIT_SHARE of this write's latency: the write waited
-   mostly for them);
-2. else, among the slow writes no local evidence explains (two or more), the OSDs common to all their
-   acting sets and to none of the writes that were fast (a slow OSD slows every write it takes part in);
-3. else (no single cause shows: a network, a cluster-wide load): the write stays its primary's.
-
-A slow write whose primary is not among its causes is the symptom of those causes: when a cause has a
-write result of its own in the run, the write is not raised as a regression (its verdict says whose it
-is, and its streak is held, not reset: is_explained), and the cause's own write is raised even if it was
-fast (a throttled device can serve the first write after an idle spell at once, and then make every
-replica write wait: seen live); when no cause has a result of its own (it is no probed primary, e.g.
-primary affinity 0), the write stays raised and its reason names the cause, so the health check does. A
-write whose acting set holds no cause found is never touched.
+A replicated write waits for every OSD of its PG's acting set, so one slow OSD slows the probe writes of
+every primary whose PG holds it; a read is its primary's alone. A slow write's causes, within its acting set:
+1. members whose read regressed in the run, or whose own commits were slow and took COMMIT_SHARE or more of
+   the write's latency (commit_evidence.py); 2. else the OSDs common to all slow writes rule 1 left
+   unexplained (two or more) and to no fast one; 3. else none: the write stays its primary's. A write whose
+   primary is no cause is not raised when a cause has a write result of its own (is_explained: its streak is
+   held), and that cause's write is raised even if fast; else it stays raised, its reason naming the cause.
 """
 
 from typing import Dict, FrozenSet, Iterable, List, Optional, Set
@@ -29,12 +15,9 @@ from ..engine.commit_evidence import slow_committers
 from .baseline import Verdict
 
 WRITE, READ = "write_latency", "read_latency"
-# A replica's commits explain a slow write only if the write could have waited mostly for them: a commit
-# of 12 ms next to a write of 50 ms (a busy peer beside a network fault: 0.24) is no cause, however far
-# above its peers' 1.5 ms. The figure is the mean of the member's commits in the window, the write waits for
-# its slowest one, and a throttled device serves some commits at once: live (the lab, osd.0 at 20 IOPS),
-# Pacific gave commits of 70-170 ms against writes of 103-208 ms (0.34 and up), Tentacle 37-72 ms against
-# 60-114 ms (0.33 and up; with 0.4 it named a peer of the throttled OSD in two runs of six).
+# A replica's commits explain a slow write only if the write could have waited mostly for them: a commit of
+# 12 ms beside a write of 50 ms (0.24) is no cause, however far above its peers'. Live, a throttled OSD's
+# commits took 0.33 and more of the writes; 0.4 at times named a peer instead.
 COMMIT_SHARE = 0.3
 EXPLAINED = "; a replica write waited for "
 LIKELY_CAUSE = "; its acting set's "

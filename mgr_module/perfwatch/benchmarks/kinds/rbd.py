@@ -108,18 +108,12 @@ class RbdIO(Benchmark):
         return [{"pool": pool, "namespace": ns, "image": _image_name(run_id)}]
 
 
-# What the scratch image is made and opened with, whatever the mgr's or the pool's options say:
-# - only the layering feature (rbd_default_features may add exclusive-lock, object-map and journaling:
-#   a journal in rbd_journal_pool, another pool; object-map updates in each write; and without the
-#   exclusive lock the persistent write-back cache, "pwl", which acknowledges writes from a file on the
-#   mgr's host, never starts);
-# - its data in the scratch pool itself (rbd_default_data_pool would put it in a pool perfwatch did not
-#   create and whose free space it never checked);
-# - librbd's cache off, through the image's conf_* metadata, which librbd applies over the process's and
-#   the pool's options when it opens the image. With the cache on (the default) and
-#   rbd_cache_writethrough_until_flush false (a tuning guides give for VMs), a write is acknowledged as
-#   soon as it is handed on: a round at queue depth 16 kept 311 writes in flight at the OSDs and measured
-#   the cache.
+# What the scratch image is made and opened with, whatever the mgr's or the pool's options say: only the
+# layering feature (no journal in another pool, no object-map updates, no persistent write-back cache on the
+# mgr's host), its data in the scratch pool itself (not rbd_default_data_pool's), and librbd's cache off
+# through the image's conf_* metadata, which librbd applies over the process's and the pool's options: a
+# cache acknowledges writes before the OSDs have them, and the round would measure it.
+# Why: docs/decisions/rbd-scratch-image.md.
 NO_CACHE_KEY, NO_CACHE_VALUE = "conf_rbd_cache", "false"
 # QoS limits (from the mgr's or the pool's options) are left as the operator set them, but a round under
 # one would measure the limit: it stops before its first write and says which.

@@ -1,14 +1,10 @@
 """How much a benchmark may write, from the free space of the OSDs and pools it touches. Pure.
 
-The rule, so that a benchmark never harms the cluster or its data: what a run writes to an OSD is at
-most OSD_SHARE of that OSD's free bytes, and never brings the OSD past (nearfull_ratio - NEARFULL_MARGIN)
-of its size.
-A request that asks for more is refused with CapacityError (a ValueError: EINVAL at `bench run`),
-naming the OSD, its free bytes and the limit; a size the user did not ask for is cut to the budget.
-
-Figures come from the mgr's maps (ceph/capacity_view.py): `osd_stats` (kb, kb_used, kb_avail per
-OSD), `osd_map` (nearfull_ratio, pool size), `df` (max_avail per pool), `pg_stats` (which OSDs hold a
-pool's PGs). They lag by one stats period (about 5 s), which the share and the margin absorb.
+What a run writes to an OSD is at most OSD_SHARE of that OSD's free bytes, and never brings the OSD past
+(nearfull_ratio - NEARFULL_MARGIN) of its size. A request that asks for more is refused with CapacityError
+(a ValueError: EINVAL at `bench run`), naming the OSD, its free bytes and the limit; a size the user did not
+ask for is cut to the budget. The figures (ceph/capacity_view.py) lag by one stats period (about 5 s),
+which the share and the margin absorb. Why: docs/decisions/benchmark-capacity.md.
 """
 
 from typing import Iterable, List, Optional, Tuple
@@ -18,10 +14,9 @@ from ...ceph.capacity_view import KIB, CapacityView, OsdSpace
 MIB = 1 << 20
 GIB = 1 << 30
 
-# At most 5 % of an OSD's free bytes per run. Scratch data is short-lived, but a failed cleanup can
-# leave it behind for a while: at 5 % it takes many stacked runs to matter, the OSD's fill ratio moves
-# by at most 5 points (less than the usual gap between nearfull 0.85 and full 0.95), and 95 % of the
-# free space stays for BlueFS/RocksDB to grow into (the lab incident ended in "bluefs enospc").
+# At most 5 % of an OSD's free bytes per run: scratch a failed cleanup leaves behind takes many runs to
+# matter, the fill ratio moves by at most 5 points (less than nearfull 0.85 to full 0.95), and 95 % of the
+# free space stays for BlueFS and RocksDB to grow into.
 OSD_SHARE = 0.05
 # Never bring an OSD within 5 points of nearfull: used + written <= (nearfull_ratio - 0.05) x size.
 NEARFULL_MARGIN = 0.05

@@ -1,15 +1,11 @@
 """What every record BenchStore keeps in the mgr store shares: the version, the size limits, the
-run-id pattern, and the helpers the record checks (records_*.py) are written with. Pure.
+run-id pattern, and the helpers the record checks (runs.py, scratch.py, state.py) are written with. Pure.
 
-Versions (one number for every record under "bench/"):
-  1  the records before versioning: the bare JSON of the value (no envelope).
-  2  the same values in an envelope: {"version": 2, "data": <value>}.
-A reader migrates every version up to VERSION and sets aside what is newer or broken (see versioned.py).
-
-Each clean_* function takes the decoded value and returns a Cleaned: the value as the store will keep
-it (None when nothing of it can be used) and what was dropped, said for one log line. Fields that the
-code reads are checked for presence and type; fields it does not know are kept as they are, so a newer
-writer's extra fields pass through.
+VERSION, one number for every record under "bench/": 1 was the bare JSON of the value, 2 puts it in an
+envelope, {"version": 2, "data": <value>}. A reader migrates older versions and sets aside what is newer or
+broken (versioned.py). Each clean_* function takes the decoded value and returns a Cleaned: the value as
+kept (None when nothing of it can be used) and what was dropped, for one log line. Fields the code reads are
+checked for presence and type; others are kept as they are, so a newer writer's extra fields pass through.
 """
 
 import math

@@ -1,13 +1,12 @@
 """A record longer than one entry of the mgr's store, written in parts (versioned.py decides what to write).
 
-The mons refuse a config-key entry longer than mon_config_key_max_entry_size (common.ENTRY_MAX_CHARS and
-common.entry_max_for). A longer record is written as "<key>.parts/<generation>/<i>", and "<key>" then holds
-only a head: {"version", "parts", "generation", "chars", "crc"}. The new generation's parts are written
-before the head and the old generation's deleted after it, so a mgr that dies in between leaves the old
-record whole; the CRC of the whole text tells a record put together from parts of two writes. Writes are
-serialised; the generation to write is the one the store's head does not name (read from the store when
-this process has not seen it). Parts that no head names (a crash mid-way, a planted key) are deleted when
-the record is next read. A head that claims more than PARTS_MAX parts is broken and not read part by part.
+A record longer than an entry (common.entry_max_for) is written as "<key>.parts/<generation>/<i>", and
+"<key>" then holds only a head: {"version", "parts", "generation", "chars", "crc"}. The new generation's
+parts are written before the head and the old one's deleted after it, so a mgr that dies in between leaves
+the old record whole; the CRC of the whole text tells a record put together from two writes. Writes are
+serialised; the generation written is the one the store's head does not name. Parts no head names are
+deleted when the record is next read; a head claiming over PARTS_MAX parts is broken, not read part by part.
+Why: docs/decisions/store-entry-size.md.
 """
 
 import json

@@ -1,16 +1,12 @@
-"""Benchmark state that must survive a mgr failover, in the mgr's key-value store, bounded in size:
-run history per kind, baselines, active regressions and their streaks, the last run of each kind, the
-scratch data of unfinished runs and the runs in progress.
+"""Benchmark state that must survive a mgr failover, in the mgr's key-value store, bounded in size: run
+history per kind, baselines, regressions and their streaks, each kind's last run, scratch data, runs in progress.
 
-Each record is read and written by versioned.VersionedRecords and stands alone: a broken history of one
-kind costs nothing of the others. The records of runs fit one entry of the store each (fit.py);
-the baselines, which grow with the OSD count, may take several (versioned.py). Run ids named by a broken
-scratch record are kept as recovered scratch, so their scratch can still be found by prefix. The state
-changes only through the methods below; what they return is a copy.
+Each record is read and written by versioned.VersionedRecords and stands alone: a broken one costs nothing of
+the others. A run fits one entry (fit.py); the baselines may take several (docs/decisions/store-entry-size.md).
+The state changes only through the methods below; what they return is a copy.
 
-Over 300 lines: one class, the single door through which every record under "bench/" is read and
-written (and locked); the checks of each record (runs.py, scratch.py, state.py) and fitting them into
-entries (fit.py) are beside it already, and what remains is one concern.
+Over 300 lines: one class, the single door through which every record under "bench/" is read, written and
+locked; the record checks (runs.py, scratch.py, state.py) and fit.py are beside it already.
 """
 
 import copy

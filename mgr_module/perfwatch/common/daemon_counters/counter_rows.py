@@ -1,13 +1,11 @@
 """A daemon's counters as one row of values in the fixed layout of a counter table (counters.OSD_SPECS or
 RGW_SPECS), and many daemons' rows rendered family by family. Pure.
 
-Why rows: at 10,000 OSDs the module reads about 45 values per OSD every cycle. As Sample tuples, each with
-its own label tuple, that was 450,000 objects a cycle to make, to keep until the next one and to walk in
-every garbage collection (a quarter of the cycle's CPU), and as many label sets to format. A row is one
-tuple of numbers; its slots become exposition Columns, written by filling one template per table entry with
-the daemon's name and the value.
-counters.extract_detail reads through the same layout, so the table's rules (spellings, loggers tried in
-turn, the four ways of reading a value) live once.
+A row is one tuple of numbers, not a Sample and a label tuple per value: at 10,000 OSDs those were 450,000
+objects a cycle to make, keep and walk in every garbage collection (docs/decisions/collection-cost.md). Its
+slots become exposition Columns, written by filling one template per table entry with the daemon's name and
+the value. counters.extract_detail reads through the same layout, so the table's rules (spellings, loggers
+tried in turn, the four ways of reading a value) live once.
 """
 
 from typing import Any, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple

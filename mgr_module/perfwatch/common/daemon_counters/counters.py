@@ -1,32 +1,11 @@
-"""The one table of Ceph counters we export, and the code that reads them out of a daemon's dumps.
+"""The one table of Ceph counters we export, and the code that reads them out of a daemon's dumps. Pure.
 
-Every entry names the logger, the counter's spellings (newest release first) and what kind of value
-it is. The names are looked up in what the live daemon returns, so a rename across releases is one
-more spelling in a tuple here. The families the samples belong to are declared in counter_families.py.
-Pure: dicts in, samples out.
-
-Entries that only some releases have carry `releases` (which ones, in words): when the daemon lacks
-one, that is expected and reported as *unavailable* (a `counters_unavailable` sample and a line of
-`ceph perfwatch status`), not as *missing* (`counters_missing`: a counter every release has, or an
-unknown rename). What each release gives, read from live daemons (`perf schema`, `counter schema`):
-
-RocksDB compaction (`rocksdb` logger, priority 0, read with `perf dump` from each OSD)
-    Pacific 16.2: compact, compact_range, compact_queue_merge, compact_queue_len.
-    Reef 18.2.7 and Tentacle 20.2.4: compact, compact_queue_merge, compact_queue_len, and RocksDB's own
-    compaction events (tracker 67040): compact_completed (every compaction RocksDB finished, whatever
-    started it: its own level compactions too), compact_running (compactions running now; declared a
-    counter but goes up and down: a gauge here) and compact_lasted (seconds the last one took).
-    compact_range is gone (range compactions from the queue count in compact_completed).
-    `compact` counts whole-DB compactions Ceph asks for (`ceph tell osd.N compact`, compact on start)
-    on all three.
-RGW list latency (`list_obj_lat`, `list_buckets_lat`; only what the mgr holds: priority >= 5)
-    Pacific 16.2 and Reef 18.2.7: no such counter in any RGW logger (the `rgw` logger has only
-    get/put_initial_lat; Reef's RGW has no `rgw_op` logger): the families stay empty and the counters
-    are reported unavailable.
-    Tentacle 20.2.4: in the `rgw_op` logger, its unlabeled instance (labels {}) being the whole
-    daemon's; per-bucket and per-user instances (labeled, when their caches are on) are not read, to
-    keep one series per daemon. The mgr gives that instance through both its unlabeled call (as
-    "rgw_op.list_obj_lat") and its labeled-counter call (mgr_adapter.py reads both).
+Every entry names the logger, the counter's spellings (newest release first) and what kind of value it is;
+the names are looked up in what the live daemon returns, so a rename across releases is one more spelling
+in a tuple. The families the samples belong to are declared in counter_families.py. An entry only some
+releases have carries `releases`: a daemon lacking it is expected and reported as *unavailable*
+(`counters_unavailable`, a line of `ceph perfwatch status`), not *missing* (`counters_missing`: a counter
+every release has, or an unknown rename). What each release has: docs/decisions/release-counters.md.
 """
 
 from typing import Any, Dict, Iterable, List, NamedTuple, Tuple
@@ -108,6 +87,7 @@ OSD_SPECS: Tuple[Spec, ...] = (
     Spec(COMPACTIONS, "rocksdb", ("compact_queue_merge",), "value", (("trigger", "queue_merge"),)),
     Spec(COMPACT_QUEUE, "rocksdb", ("compact_queue_len",), "value"),
     Spec(COMPACTIONS_COMPLETED, "rocksdb", ("compact_completed",), "value", (), ROCKSDB_EVENTS),
+    # compact_running: Ceph declares it a counter, but it goes up and down (compactions running now)
     Spec(COMPACTIONS_RUNNING, "rocksdb", ("compact_running",), "value", (), ROCKSDB_EVENTS),
     Spec(LAST_COMPACTION, "rocksdb", ("compact_lasted",), "value", (), ROCKSDB_EVENTS),
     Spec(GET_LAT, "rocksdb", ("get_latency",), "avg"),
