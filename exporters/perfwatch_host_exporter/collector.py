@@ -1,11 +1,8 @@
-"""One collection: find the trusted daemons, read what the host knows of each, as samples. The
-collection loop (collection_loop.py) runs it in the background; scrapes never wait for it. What it asks
-the daemons' admin sockets it asks side by side first (side_by_side.py), so hung daemons delay the
-collection by about one timeout, not one each.
-
-Over 300 lines: one collection's steps in the order they run (trust, scan, ask ahead, select, each
-daemon's parts, the host's); each daemon's part is a few lines that read the collector's caches.
-"""
+"""One collection: find the trusted daemons, run the exporter's parts (parts/: one file each) on each
+daemon and on the host, as samples, with each part's duration and success. The collection loop
+(collection_loop.py) runs it in the background; scrapes never wait for it. What it asks the daemons'
+admin sockets it asks side by side first (side_by_side.py), so hung daemons delay the collection by about
+one timeout, not one each."""
 
 import logging
 import os
@@ -18,15 +15,17 @@ from typing import Any, Callable, Dict, List, NamedTuple, Optional, Set, Tuple
 from perfwatch.common.exposition import render
 from perfwatch.common.metrics_model import Labels, Sample
 
-from . import asok, daemon_counters, network, nic_map, rgw, side_by_side, trust
+from . import asok, daemon_counters, network, nic_map, side_by_side, trust
 from . import families as f
-from .cgroup_reader import CgroupError, CgroupReader
+from .cgroup_reader import CgroupReader
 from .clusters import ClusterIds
 from .device_kind import DeviceKinds
 from .discovery import Daemon, Found, Scanner
 from .errors import ErrorCounter
 from .fsroot import Root
 from .osd_map import Key, OsdDeviceMap
+from .parts import PARTS
+from .parts.registry import DAEMON, HOST, Part, Run
 from .procfs import ProcStat
 from .sockets import DaemonSockets
 
@@ -58,7 +57,7 @@ class HostCollector:
         log: Optional[logging.Logger] = None,
     ) -> None:
         self.settings = settings
-        self._net_exclude = re.compile(settings.net_device_exclude)
+        self.net_exclude = re.compile(settings.net_device_exclude)
         self.tc = tc
         self.ip = ip
         self.clk_tck = clk_tck or os.sysconf("SC_CLK_TCK")
@@ -77,10 +76,12 @@ class HostCollector:
         self.osd_map = OsdDeviceMap(self.root, self.sockets, self.errors, clock)
         self.device_kinds = DeviceKinds(self.root, lambda message: self.errors("device", message), clock)
         self.clusters = ClusterIds(self.root, self.sockets, clock, self.log)
-        # per (cluster, OSD) whose counters are read here: when last read (wall clock), failures by reason
-        self._counters_read: Dict[Tuple[str, str], float] = {}
-        self._counter_errors: Dict[Tuple[str, str], Dict[str, int]] = {}
+        self.parts: List[Part] = PARTS.build(self)
         self._lock = threading.Lock()
+
+    def part(self, name: str) -> Part:
+        """This collector's part of that name (parts/)."""
+        return next(p for p in self.parts if p.name == name)
 
     def render(self) -> str:
         """One collection, rendered (tests and tools; the exporter serves the collection loop's cache)."""
@@ -137,20 +138,26 @@ class HostCollector:
             self.errors("cgroup", "reading /proc/self/mountinfo: {}".format(exc))
             cgroups_readable = False
         samples: List[Sample] = []
-        disks: Set[str] = set()  # the disks beneath the OSDs reported
+        run = Run(started, cgroups_readable)
+        parts = [p for p in self.parts if p.enabled()]
         for daemon, st in selected:
             try:
-                samples.extend(self._daemon(daemon, st, cgroups_readable, disks, started))
+                samples.extend(self._daemon(run, [p for p in parts if p.scope == DAEMON], daemon, st))
             except Exception as exc:  # one bad daemon never breaks a scrape
                 self.log.debug("%s", daemon, exc_info=True)
                 self.errors("proc", "{}: {}: {}".format(daemon.ident.label, type(exc).__name__, exc))
         self.osd_map.keep_only(live)
         self.clusters.keep_only(live)
         reported = {(d.fsid, d.ident.label) for d, _ in selected}
-        self._counters_read = {k: t for k, t in self._counters_read.items() if k in reported}
-        self._counter_errors = {k: e for k, e in self._counter_errors.items() if k in reported}
-        samples.extend(self._device_kinds(host, sorted(disks)))
-        samples.extend(self._network(host))
+        for part in self.parts:
+            part.keep_only(reported)
+        for part in parts:
+            if part.scope == HOST:
+                samples.extend(self._timed(run, part, partial(part.host, run, host)))
+        for part in parts:
+            labels = (*host, ("part", part.name))
+            samples.append(Sample(f.PART_DURATION, "", labels, run.seconds.get(part.name, 0.0)))
+            samples.append(Sample(f.PART_SUCCESS, "", labels, 0.0 if part.name in run.failed else 1.0))
         samples.append(Sample(f.COLLECTION_DURATION, "", host, self.clock() - started))
         for source in f.ERROR_SOURCES:
             samples.append(Sample(f.COLLECTION_ERRORS, "", (*host, ("source", source)), self.errors.counts[source]))
@@ -219,102 +226,24 @@ class HostCollector:
             asks.append(daemon_counters.PERF_DUMP)
         return asks
 
-    def _daemon(
-        self, daemon: Daemon, st: ProcStat, cgroups_readable: bool, disks: Set[str], now: float
-    ) -> List[Sample]:
+    def _daemon(self, run: Run, parts: List[Part], daemon: Daemon, st: ProcStat) -> List[Sample]:
+        """The daemon parts' samples, in the parts' order; a part that raises ends the daemon's samples (the
+        caller counts it as a proc error and goes on with the next daemon)."""
         labels: Labels = (("ceph_daemon", daemon.ident.label), ("cluster", daemon.fsid))
         base: Labels = (*labels, ("hostname", self.settings.hostname))
-        samples = self._process(st, base)
-        if cgroups_readable:
-            samples.extend(self._cgroup(daemon, base))
-        if daemon.ident.kind == "osd":
-            for row in self.osd_map.rows(daemon, st.start_ticks, now):
-                labels = (*base, ("role", row.role), ("device", row.device), ("partition", row.partition))
-                samples.append(Sample(f.OSD_DEVICE, "", (*labels, ("via", row.via)), 1))
-                disks.add(row.device)
-            if self.settings.daemon_counters:
-                samples.extend(self._osd_counters(daemon))
-        if daemon.ident.kind == "rgw":
-            samples.extend(self._rgw(daemon, base))
+        samples: List[Sample] = []
+        for part in parts:
+            samples.extend(self._timed(run, part, partial(part.daemon, run, daemon, st, base)))
         return samples
 
-    def _osd_counters(self, daemon: Daemon) -> List[Sample]:
-        """The OSD's counters as the module would export them, read through its admin socket; a failure is
-        counted for the OSD by reason (and as an asok collection error) and says daemon_up 0."""
-        label, key = daemon.ident.label, (daemon.fsid, daemon.ident.label)
-        errors = self._counter_errors.setdefault(key, {})
+    def _timed(self, run: Run, part: Part, call: Callable[[], List[Sample]]) -> List[Sample]:
+        """call(), its seconds added to the part's; a part that raises is marked failed, and the exception
+        goes on."""
+        began = self.clock()
         try:
-            got = daemon_counters.read(lambda command: self.sockets.ask(daemon, command), label)
-        except Exception as exc:  # Failure, or a bug: the OSD's other samples must stay
-            reason = exc.reason if isinstance(exc, daemon_counters.Failure) else daemon_counters.REASON_ERROR
-            errors[reason] = errors.get(reason, 0) + 1
-            self.errors("asok", "{}: counters: {}".format(label, exc))
-            got, ok = daemon_counters.counters.Extracted([], [], []), False
-        else:
-            self._counters_read[key] = time.time()
-            ok = True
-        status = daemon_counters.status_samples(label, got, ok, self._counters_read.get(key, 0.0), errors)
-        return daemon_counters.placed(got.samples + status, daemon.fsid, self.settings.hostname)
-
-    def _device_kinds(self, host: Labels, disks: List[str]) -> List[Sample]:
-        """One row per disk beneath an OSD: its kind (device_kind.py), whichever OSDs share it."""
-        self.device_kinds.keep_only(disks)
-        rows = []
-        for disk in disks:
-            k = self.device_kinds.kind(disk)
-            labels = (*host, ("device", disk), ("kind", k.kind), ("rotational", k.rotational))
-            rows.append(Sample(f.DEVICE_INFO, "", (*labels, ("transport", k.transport)), 1))
-        return rows
-
-    def _process(self, st: ProcStat, base: Labels) -> List[Sample]:
-        return [
-            Sample(f.CPU_SECONDS, "", (*base, ("mode", "user")), st.utime_ticks / self.clk_tck),
-            Sample(f.CPU_SECONDS, "", (*base, ("mode", "system")), st.stime_ticks / self.clk_tck),
-            Sample(f.THREADS, "", base, st.threads),
-            Sample(f.RSS, "", base, st.rss_pages * self.page_size),
-        ]
-
-    def _cgroup(self, daemon: Daemon, base: Labels) -> List[Sample]:
-        try:
-            cg = self.cgroups.read(daemon.pid)
-        except (OSError, ValueError, CgroupError) as exc:
-            self.errors("cgroup", "{}: {}".format(daemon.ident.label, exc))
-            return []
-        if cg is None:
-            return []
-        info = (*base, ("cgroup_version", cg.version), ("cgroup", cg.path))
-        samples = [Sample(f.CGROUP_INFO, "", info, 1)]
-        if cg.limit_cores is not None:
-            samples.append(Sample(f.CPU_LIMIT, "", base, cg.limit_cores))
-        if cg.throttling is not None:
-            samples.append(Sample(f.CPU_PERIODS, "", base, cg.throttling.periods))
-            samples.append(Sample(f.CPU_THROTTLED_PERIODS, "", base, cg.throttling.throttled_periods))
-            samples.append(Sample(f.CPU_THROTTLED_SECONDS, "", base, cg.throttling.throttled_seconds))
-        return samples
-
-    def _rgw(self, daemon: Daemon, base: Labels) -> List[Sample]:
-        try:
-            dump = self.sockets.ask(daemon, daemon_counters.PERF_DUMP)
-        except (asok.AsokError, OSError) as exc:
-            self.errors("asok", "{}: perf dump: {}".format(daemon.ident.label, exc))
-            return []
-        ops = rgw.objecter_ops(dump) if isinstance(dump, dict) else {}
-        return [Sample(f.RGW_OBJECTER_OPS, "", (*base, ("op", op)), ops[op]) for op, _ in rgw.OPS if op in ops]
-
-    def _network(self, host: Labels) -> List[Sample]:
-        try:
-            links = network.capacities(
-                self.root, self.tc, lambda message: self.errors("network", message), self._net_exclude
-            )
-        except OSError as exc:
-            self.errors("network", "listing /sys/class/net: {}".format(exc))
-            return []
-        rows = []
-        for link in links:
-            labels = (*host, ("device", link.device), ("source", link.source))
-            rows.append(Sample(f.LINK_CAPACITY, "", labels, link.bytes_per_second))
-        if self.ip is not None:
-            for held in nic_map.carried_addresses(self.root, self.ip, lambda message: self.errors("network", message)):
-                labels = (*host, ("address", held.address), ("device", held.device), ("carrier", held.carrier))
-                rows.append(Sample(f.ADDRESS_INFO, "", labels, 1.0))
-        return rows
+            return call()
+        except Exception:
+            run.failed.add(part.name)
+            raise
+        finally:
+            run.seconds[part.name] = run.seconds.get(part.name, 0.0) + (self.clock() - began)

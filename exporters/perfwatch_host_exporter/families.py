@@ -90,6 +90,18 @@ LINK_CAPACITY = _family(
 
 # --- the exporter itself: hostname -----------------------------------------------------------------
 COLLECTION_DURATION = _family("exporter_collection_duration_seconds", "gauge", "Seconds the last collection took", HOST)
+PART_DURATION = _family(
+    "exporter_part_duration_seconds",
+    "gauge",
+    "Seconds each part of the exporter (parts/) took in the last collection, over every daemon it read",
+    (*HOST, "part"),
+)
+PART_SUCCESS = _family(
+    "exporter_part_success",
+    "gauge",
+    "Whether each part of the exporter read all it reads without an error in the last collection (1) or not (0)",
+    (*HOST, "part"),
+)
 COLLECTION_ERRORS = _family(
     "exporter_collection_errors_total",
     "counter",

@@ -403,7 +403,7 @@ def test_an_odd_osd_id_is_escaped_and_its_socket_stays_in_the_daemons_root(tmp_p
 
 def test_an_rgw_counter_too_big_for_a_float_keeps_the_rgws_other_samples(tmp_path: Path) -> None:
     """An objecter counter of 10**400 (valid JSON) is no count: float() of it once raised OverflowError out
-    of collector._rgw, and every sample of the RGW (CPU, threads, RSS, cgroup) was dropped as a "proc"
+    of the rgw_objecter part, and every sample of the RGW (CPU, threads, RSS, cgroup) was dropped as a "proc"
     error."""
     host, fake = build(tmp_path)
     fake.replies[("/lab/run/ceph-client.rgw.x.asok", "perf dump")] = {"objecter": {"osdop_call": 10**400}}

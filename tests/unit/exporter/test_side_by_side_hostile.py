@@ -421,18 +421,19 @@ def test_an_answer_left_unread_is_dropped_not_handed_to_a_reused_pid(tmp_path: P
     collection asks osd.5's own socket and reads osd.5's reply, not osd.0's leftover."""
     host, fake = build(tmp_path)
     c = collector(host, fake, daemon_counters=True)
-    real_cgroup = c._cgroup
+    cgroup = c.part("cgroup")
+    real_cgroup = cgroup.daemon
 
-    def failing(daemon: Any, base: Any) -> Any:
+    def failing(run: Any, daemon: Any, st: Any, base: Any) -> Any:
         if daemon.pid == 100:
             raise RuntimeError("a bug before the answers are read")
-        return real_cgroup(daemon, base)
+        return real_cgroup(run, daemon, st, base)
 
-    c._cgroup = failing  # type: ignore[method-assign]
+    cgroup.daemon = failing  # type: ignore[method-assign]
     c.collect()
     assert asked(fake, "perf dump") == 1 and asked(fake, "config get osd_data") == 1, "asked ahead"
     assert c.sockets._answers == {} and c.sockets._silent == {}, "left unread: dropped at the end"
-    c._cgroup = real_cgroup  # type: ignore[method-assign]
+    cgroup.daemon = real_cgroup  # type: ignore[method-assign]
     shutil.rmtree(host.path("proc/100"))  # osd.0 is gone; its PID is taken by a new process
     host.process(100, "ceph-osd", ["ceph-osd", "-f", "-i", "5", "--fsid", FSID], threads=9, start=9000)
     osd5 = "/var/run/ceph/ceph-osd.5.asok"
