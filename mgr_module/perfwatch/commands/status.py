@@ -14,6 +14,10 @@ from . import metrics_table, status_report
 from .host import CommandHost
 from .output import OutputFormat, render
 
+# The folder this mgr loaded perfwatch from (the package, above commands/): /usr/share/ceph/mgr/perfwatch
+# from a package or an image, else wherever mgr_module_path points.
+PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
 
 class StatusCommands(CommandHost):
     @mgr_compat.read_command("perfwatch status")
@@ -30,9 +34,7 @@ class StatusCommands(CommandHost):
             last_pass_at=self.serve_last_pass_at,
             config_errors=dict(self.config_errors),
         )
-        # The folder this mgr loaded perfwatch from: /usr/share/ceph/mgr/perfwatch from a package or an
-        # image, else wherever mgr_module_path points.
-        report["loaded_from"] = os.path.dirname(os.path.abspath(__file__))
+        report["loaded_from"] = PACKAGE_DIR
         collector = self.collector
         endpoint = self.metrics_endpoint
 

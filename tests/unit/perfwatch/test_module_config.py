@@ -6,6 +6,7 @@ import logging
 import sys
 import types
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
@@ -112,6 +113,16 @@ def test_valid_options_are_used_and_raise_nothing(module_class: Any) -> None:
     assert mod.config_in_force.heavy_bench_window == "22:00-06:00"
     assert status(mod)["config_errors"] == {}
     assert mod.health == []  # nothing changed: no call needed (serve() sets the checks at start)
+
+
+def test_status_says_the_package_folder_the_mgr_loaded_perfwatch_from(module_class: Any) -> None:
+    """`loaded_from` is the perfwatch package's folder (what the deploy tests compare with
+    /usr/share/ceph/mgr/perfwatch), not the folder of the file that builds the report."""
+    import perfwatch
+
+    mod = make(module_class)
+    mod.config_notify()
+    assert status(mod)["loaded_from"] == str(Path(perfwatch.__file__).resolve().parent)
 
 
 def test_a_refused_endpoint_keeps_s3_off_and_is_reported(module_class: Any) -> None:
