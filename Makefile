@@ -32,7 +32,7 @@ REGISTRY ?= localhost
 .PHONY: help deps apt-deps venv prometheus3 lint unit check cluster test demo down clean image deb
 
 help:
-	@echo "make demo   start a lab Ceph cluster with perfwatch enabled (python3 -m lab ...; RELEASE=reef|tentacle)"
+	@echo "make demo   start a lab Ceph cluster with perfwatch enabled (.venv/bin/python -m lab ...; RELEASE=reef|tentacle)"
 	@echo "make check  linters and pure unit tests in a plain virtual environment: no apt, no root, no Ceph"
 	@echo "make test   lint, unit tests, then cluster tests against a lab started for the run"
 	@echo "make down   stop the demo lab"
@@ -142,6 +142,7 @@ demo: deps
 	echo "  ceph perfwatch bench run --kind osd     # then: ceph perfwatch bench status / history"; \
 	echo "  ceph perfwatch bench schedule           # the light probes (rados, rgw, net) already run"; \
 	echo "  ceph config get mgr mgr/perfwatch/collect_interval   # the lab sets 10 s (default 30)"; \
+	echo "  . .venv/bin/activate                   # then python3 -m lab ... (the checkout, installed)"; \
 	echo "  python3 -m lab status                   # daemons, PIDs, devices"; \
 	echo "  python3 -m lab stop --kill mgr.x        # watch mgr.y take over; then: python3 -m lab start mgr.x"; \
 	echo "  make down; python3 -m lab up --hosts 3  # one network namespace per OSD host"; \

@@ -7,7 +7,7 @@ import threading
 from typing import Any, Callable, Dict, List, Optional
 
 from ..common.metrics_model import Sample
-from . import report as status_view
+from . import report
 from .base import Benchmark
 from .judging.regressions import Judging
 from .kinds.registry import KINDS
@@ -123,7 +123,7 @@ class Runner:
         return schedule.schedule_rows(self.kinds, self.store, self._options())
 
     def status(self) -> Dict[str, Any]:
-        return status_view.status(self.runs.values(), self.store)
+        return report.status(self.runs.values(), self.store)
 
     def history(self, kind: Optional[str], osd: Optional[int], limit: int) -> List[Dict[str, Any]]:
-        return status_view.history(self.kinds, self.store, kind, osd, limit)
+        return report.history(self.kinds, self.store, kind, osd, limit)

@@ -1,5 +1,5 @@
 """`ceph perfwatch bench ...`: run, status, cancel, history, reset-baseline and schedule. What each does
-with the Runner is in benchmarks/replies.py."""
+with the Runner is in bench_replies.py."""
 
 import functools
 import inspect
@@ -7,9 +7,9 @@ from typing import Any, Callable, List, Optional
 
 from mgr_module import HandleCommandResult
 
-from ..benchmarks import replies
 from ..benchmarks.runner import Runner
 from ..ceph import mgr_compat
+from . import bench_replies
 from .host import CommandHost
 from .output import OutputFormat
 
@@ -25,7 +25,7 @@ def with_runner(method: CommandMethod) -> CommandMethod:
     def guarded(self: Any, *args: Any, **kwargs: Any) -> HandleCommandResult:
         runner = self.runner
         if runner is None:
-            return HandleCommandResult(*replies.not_ready())
+            return HandleCommandResult(*bench_replies.not_ready())
         return method(self, runner, *args, **kwargs)
 
     signature = inspect.signature(method)
@@ -58,13 +58,13 @@ class BenchCommands(CommandHost):
         """Start a benchmark run now (kinds: osd, rados, rbd, rgw, net); returns its run id at once"""
         params = dict(seconds=seconds, queue_depth=queue_depth, writes_4k=writes_4k, mib_4m=mib_4m, keys=keys)
         params.update(shards=shards, image_mib=image_mib)
-        return HandleCommandResult(*replies.run(runner, kind, osd, params, format))
+        return HandleCommandResult(*bench_replies.run(runner, kind, osd, params, format))
 
     @mgr_compat.read_command("perfwatch bench status")
     @with_runner
     def cmd_bench_status(self, runner: Runner, format: OutputFormat = OutputFormat.plain) -> HandleCommandResult:
         """Show running and recent benchmark runs, regressions and scratch data awaiting cleanup"""
-        return HandleCommandResult(*replies.status(runner, format))
+        return HandleCommandResult(*bench_replies.status(runner, format))
 
     @mgr_compat.write_command("perfwatch bench cancel")
     @with_runner
@@ -72,7 +72,7 @@ class BenchCommands(CommandHost):
         self, runner: Runner, run_id: Optional[str] = None, format: OutputFormat = OutputFormat.plain
     ) -> HandleCommandResult:
         """Cancel one running benchmark, or all of them; their scratch data is removed"""
-        return HandleCommandResult(*replies.cancel(runner, run_id, format))
+        return HandleCommandResult(*bench_replies.cancel(runner, run_id, format))
 
     @mgr_compat.read_command("perfwatch bench history")
     @with_runner
@@ -85,7 +85,7 @@ class BenchCommands(CommandHost):
         format: OutputFormat = OutputFormat.plain,
     ) -> HandleCommandResult:
         """Show past benchmark runs and their results, newest last"""
-        return HandleCommandResult(*replies.history(runner, kind, osd, limit, format))
+        return HandleCommandResult(*bench_replies.history(runner, kind, osd, limit, format))
 
     @mgr_compat.write_command("perfwatch bench reset-baseline")
     @with_runner
@@ -97,7 +97,7 @@ class BenchCommands(CommandHost):
         format: OutputFormat = OutputFormat.plain,
     ) -> HandleCommandResult:
         """Forget baselines and regressions (all, or of a kind and/or OSD), e.g. after replacing a device"""
-        result = replies.reset_baseline(runner, kind, osd, format)
+        result = bench_replies.reset_baseline(runner, kind, osd, format)
         self.update_health()
         return HandleCommandResult(*result)
 
@@ -105,4 +105,4 @@ class BenchCommands(CommandHost):
     @with_runner
     def cmd_bench_schedule(self, runner: Runner, format: OutputFormat = OutputFormat.plain) -> HandleCommandResult:
         """Show each benchmark kind, its interval option, window and last run"""
-        return HandleCommandResult(*replies.schedule(runner, format))
+        return HandleCommandResult(*bench_replies.schedule(runner, format))

@@ -1,4 +1,4 @@
-"""Command output: plain text for people, JSON for tools (`--format json`); values quoted fit to show."""
+"""Command output: plain text for people, JSON for tools (`--format json`)."""
 
 import enum
 import json

@@ -70,8 +70,8 @@ def test_a_namespace_under_native_multipath_takes_its_controllers_transport(
     host: FakeHost, controllers: dict[str, str], expected: DeviceKind
 ) -> None:
     """Native NVMe multipath: the namespace's `device` is its subsystem (nvme-subsysN, no transport of its
-    own); the controllers in it say whether it is reached over a fabric (found by the review of issue 21:
-    NVMe/TCP was judged as local NVMe, with NVMe's 2 ms await limit)."""
+    own); the controllers in it say whether it is reached over a fabric, and so ssd, not local NVMe with its
+    2 ms await limit."""
     host.disk("nvme1n1", 259, 3, virtual=True)
     host.device_kind("nvme1n1", None, "0")
     subsys = "sys/devices/virtual/nvme-subsystem/nvme-subsys1"

@@ -10,7 +10,7 @@ import threading
 import time
 from typing import Any
 
-from tests.unit.perfwatch.benchmarks.test_store import KINDS, PREFIX, old_kv, old_records
+from tests.unit.perfwatch.benchmarks.records.test_store import KINDS, PREFIX, old_kv, old_records
 from tests.unit.perfwatch.test_module_config import make, module_class  # noqa: F401  (module_class is a fixture)
 
 

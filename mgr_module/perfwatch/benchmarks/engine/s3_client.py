@@ -15,7 +15,7 @@ import time
 import urllib.parse
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from ...options import s3_endpoint as s3_endpoint_check
+from ...options import s3_endpoint
 from ..base import BenchError
 
 EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()
@@ -116,7 +116,7 @@ class _PinnedHTTPSConnection(http.client.HTTPSConnection):
 
 
 class S3Client:
-    """Signed requests to one endpoint. The endpoint must pass s3_endpoint_check.check_s3_endpoint (checked
+    """Signed requests to one endpoint. The endpoint must pass s3_endpoint.check_s3_endpoint (checked
     here again, whatever config let through); its host is resolved once, and every address it resolves
     to must be allowed, before the first request. No proxy (environment variables are not read), no
     redirect (a 3xx is an error), no scheme but http and https."""
@@ -130,7 +130,7 @@ class S3Client:
         timeout: float,
         resolver: Callable[[str, int], List[str]] = resolve,
     ) -> None:
-        why = s3_endpoint_check.check_s3_endpoint(endpoint)
+        why = s3_endpoint.check_s3_endpoint(endpoint)
         if why is not None or not endpoint:
             raise BenchError("S3 endpoint refused: {}".format(why or "empty"))
         self.endpoint = endpoint.rstrip("/")
@@ -149,7 +149,7 @@ class S3Client:
     def _connection(self) -> http.client.HTTPConnection:
         if self._address is None:
             try:
-                self._address = s3_endpoint_check.resolved_address(self._host, self._port, self._resolver)
+                self._address = s3_endpoint.resolved_address(self._host, self._port, self._resolver)
             except ValueError as exc:
                 raise BenchError("S3 endpoint refused: {}".format(exc)) from None
             except OSError as exc:

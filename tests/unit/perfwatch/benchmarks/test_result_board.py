@@ -7,7 +7,7 @@ from perfwatch.benchmarks.measurement import Measurement
 from perfwatch.benchmarks.records.store import BenchStore
 from perfwatch.benchmarks.result_board import ResultBoard
 from perfwatch.benchmarks.run import Run
-from tests.unit.perfwatch.benchmarks.test_store import KV, Log, run_record
+from tests.unit.perfwatch.benchmarks.records.test_store import KV, Log, run_record
 
 
 def finished(kind: str, heavy: bool, *measurements: Measurement) -> Run:

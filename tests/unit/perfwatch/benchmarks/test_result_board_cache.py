@@ -15,8 +15,8 @@ from perfwatch.benchmarks.records.store import BenchStore
 from perfwatch.benchmarks.result_board import ResultBoard
 from perfwatch.collection import module_families as mf
 from perfwatch.common.exposition import Column, as_samples
+from tests.unit.perfwatch.benchmarks.records.test_store import KV, Log
 from tests.unit.perfwatch.benchmarks.test_result_board import finished
-from tests.unit.perfwatch.benchmarks.test_store import KV, Log
 
 
 @pytest.fixture

@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 
-from perfwatch.benchmarks import replies as commands
 from perfwatch.benchmarks.base import Benchmark, Context, ParamSpec
 from perfwatch.benchmarks.kinds.registry import KINDS
 from perfwatch.benchmarks.lifecycle.run_control import Refused
@@ -20,6 +19,7 @@ from perfwatch.benchmarks.records.store import BenchStore
 from perfwatch.benchmarks.run import Run
 from perfwatch.benchmarks.runner import Runner
 from perfwatch.ceph.seam import OsdInfo
+from perfwatch.commands import bench_replies as commands
 from perfwatch.commands.output import OutputFormat
 from perfwatch.options import declared as options
 

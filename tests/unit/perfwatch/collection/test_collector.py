@@ -12,7 +12,7 @@ from perfwatch.collection.collector import Collector, Settings
 from perfwatch.commands.status_report import unavailable_report
 from perfwatch.common.daemon_counters.fetch_reasons import REASONS
 from tests.unit.fakes import FakeAdapter
-from tests.unit.perfwatch.benchmarks.test_store import KV, Log
+from tests.unit.perfwatch.benchmarks.records.test_store import KV, Log
 
 FAST = Settings(request_timeout=0.3, max_in_flight=4)
 

@@ -1,4 +1,4 @@
-"""The module's OSD perf queries (issue 24): what they ask, checked before sending; and the owner's lifecycle
+"""The module's OSD perf queries (load attribution): what they ask, checked before sending; and the owner's lifecycle
 against a stand-in for the mgr's three calls (which answer as the mgr's C++ does: an id or None)."""
 
 from __future__ import annotations
@@ -249,8 +249,8 @@ class CountingMgr(Mgr):
 
 
 def test_a_query_added_later_is_asked_with_the_others_and_the_clients_keep_coming() -> None:
-    """Each query waited 15 s from its own start: with a 10 s pass, a client query added again later (its
-    limit changed) fell out of step with the pool query, and no client series came ever again (review)."""
+    """Every registered query is asked on the same pass: with a 10 s pass, a client query added again later
+    (its limit changed) stays in step with the pool query, and client series keep coming."""
     mgr, log, now = CountingMgr(), Log(), [0.0]
     load = LoadAttribution(QueryOwner(mgr, log, clock=lambda: now[0]), lambda: {1: "rbd"}, log)
     opts = {"load_attribution": True, "load_client_sample": 16, "load_top_clients": 10, "load_top_per_osd": 2,
@@ -267,8 +267,8 @@ def test_a_query_added_later_is_asked_with_the_others_and_the_clients_keep_comin
 
 
 def test_a_query_whose_counts_could_not_be_asked_keeps_its_id_and_nothing_leaks() -> None:
-    """A raising get_osd_perf_counters made the owner forget the id and register the query again: the old
-    one stayed on the mgr (and the OSDs) for good, also after attribution was turned off (review)."""
+    """A raising get_osd_perf_counters leaves the query's id kept and counted unanswered: the query is not
+    registered again beside it, and turning attribution off leaves only the tombstone on the mgr."""
     mgr, log = CountingMgr(), Log()
     owner = QueryOwner(mgr, log)
     owner.sync(queries.wanted(True, 16))

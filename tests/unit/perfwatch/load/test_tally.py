@@ -1,4 +1,4 @@
-"""Whose load, the pure part (issue 24): a perf query answer as rates per pool, per client and per OSD, its
+"""Whose load, the pure part: a perf query answer as rates per pool, per client and per OSD, its
 busiest pools and clients within the series bound, and `perfwatch top`."""
 
 from __future__ import annotations

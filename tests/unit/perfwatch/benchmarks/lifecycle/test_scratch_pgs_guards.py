@@ -10,8 +10,8 @@ import pytest
 
 from perfwatch.benchmarks.lifecycle import scratch_pgs
 from perfwatch.benchmarks.lifecycle.scratch_pgs import grow
+from tests.unit.perfwatch.benchmarks.lifecycle.test_scratch_pgs import OPTS, Cluster, Log
 from tests.unit.perfwatch.benchmarks.test_runner import env, wait_done  # noqa: F401 (env: a fixture)
-from tests.unit.perfwatch.benchmarks.test_scratch_pgs import OPTS, Cluster, Log
 
 
 @pytest.fixture(autouse=True)
@@ -123,7 +123,7 @@ def test_a_probe_attributes_by_the_current_osd_map_not_the_lagging_pg_stats(monk
     result written there would be another OSD's. The OSD map the mgr holds now decides."""
     from perfwatch.benchmarks.engine import probe_phases
     from perfwatch.benchmarks.kinds.rados import RadosLatency
-    from tests.unit.perfwatch.benchmarks.test_scratch_pgs import IO, Ctx
+    from tests.unit.perfwatch.benchmarks.lifecycle.test_scratch_pgs import IO, Ctx
 
     monkeypatch.setattr(probe_phases, "PACE_SECONDS", 0.0)
     ctx, io = Ctx(osds=20, per_round=8), IO()
@@ -201,7 +201,7 @@ def test_the_probe_counts_what_librbd_leaves_in_the_pool_as_empty(monkeypatch: A
     round wrote 3 objects must still grow its pool."""
     from perfwatch.benchmarks.engine import probe_phases
     from perfwatch.benchmarks.kinds import rados
-    from tests.unit.perfwatch.benchmarks.test_scratch_pgs import IO, Ctx
+    from tests.unit.perfwatch.benchmarks.lifecycle.test_scratch_pgs import IO, Ctx
 
     monkeypatch.setattr(probe_phases, "PACE_SECONDS", 0.0)
     asked: list[Any] = []

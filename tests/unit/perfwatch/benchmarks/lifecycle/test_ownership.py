@@ -14,7 +14,7 @@ from perfwatch.benchmarks.records import scratch as scratch_records
 from perfwatch.benchmarks.records.store import BenchStore
 from perfwatch.ceph.seam import FetchError
 from perfwatch.common.daemon_counters.fetch_reasons import REASON_ERROR
-from tests.unit.perfwatch.benchmarks.test_store import KV
+from tests.unit.perfwatch.benchmarks.records.test_store import KV
 
 OPTS = {
     "scratch_pool": "perfwatch",

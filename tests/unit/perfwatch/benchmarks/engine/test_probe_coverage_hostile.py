@@ -22,7 +22,7 @@ from perfwatch.benchmarks.lifecycle.scratch_pgs import grow
 from perfwatch.ceph.seam import OsdInfo
 from perfwatch.options import config
 from perfwatch.options import declared as options
-from tests.unit.perfwatch.benchmarks.test_scratch_pgs import IO, OPTS, Cluster, Ctx, Log
+from tests.unit.perfwatch.benchmarks.lifecycle.test_scratch_pgs import IO, OPTS, Cluster, Ctx, Log
 
 NS = "perfwatch"
 

@@ -18,7 +18,7 @@ from perfwatch.benchmarks.records.store import BenchStore
 from perfwatch.benchmarks.records.versioned import ASIDE_INDEX, LARGE_SAVE_INTERVAL, PREFIX
 from perfwatch.benchmarks.report_text import history_plain
 from perfwatch.benchmarks.run import Run
-from tests.unit.perfwatch.benchmarks.test_store import KV, Log
+from tests.unit.perfwatch.benchmarks.records.test_store import KV, Log
 
 
 class MonStore(KV):

@@ -1,13 +1,13 @@
-"""The `ceph perfwatch bench ...` commands: what each does with the Runner and answers, as (return code,
-stdout, stderr). module.py declares them to the mgr and hands them the runner."""
+"""What each `ceph perfwatch bench ...` command does with the Runner and answers, as (return code, stdout,
+stderr); bench.py declares them to the mgr and hands them the runner."""
 
 import errno
 from typing import Any, Dict, List, Optional, Tuple
 
-from ..commands.output import OutputFormat, render
-from . import report_text as status_text
-from .lifecycle.run_control import Refused
-from .runner import Runner
+from ..benchmarks import report_text
+from ..benchmarks.lifecycle.run_control import Refused
+from ..benchmarks.runner import Runner
+from .output import OutputFormat, render
 
 Result = Tuple[int, str, str]
 
@@ -40,7 +40,7 @@ def run(
 
 
 def status(runner: Runner, fmt: OutputFormat) -> Result:
-    return 0, render(runner.status(), fmt, status_text.status_plain), ""
+    return 0, render(runner.status(), fmt, report_text.status_plain), ""
 
 
 def cancel(runner: Runner, run_id: Optional[str], fmt: OutputFormat) -> Result:
@@ -63,7 +63,7 @@ def history(runner: Runner, kind: Optional[str], osd: Optional[int], limit: int,
         return -errno.EINVAL, "", "unknown kind {!r}; kinds: {}".format(kind, ", ".join(sorted(runner.kinds)))
     if not 1 <= limit <= 1000:
         return -errno.EINVAL, "", "limit {} is out of range: limit must be between 1 and 1000".format(limit)
-    return 0, render(runner.history(kind, osd, limit), fmt, status_text.history_plain), ""
+    return 0, render(runner.history(kind, osd, limit), fmt, report_text.history_plain), ""
 
 
 def reset_baseline(runner: Runner, kind: Optional[str], osd: Optional[int], fmt: OutputFormat) -> Result:
@@ -74,4 +74,4 @@ def reset_baseline(runner: Runner, kind: Optional[str], osd: Optional[int], fmt:
 
 
 def schedule(runner: Runner, fmt: OutputFormat) -> Result:
-    return 0, render(runner.schedule(), fmt, status_text.schedule_plain), ""
+    return 0, render(runner.schedule(), fmt, report_text.schedule_plain), ""
