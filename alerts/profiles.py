@@ -2,12 +2,10 @@
 
 Two profiles: PRODUCTION (what an operator ships) and LAB (shorter windows, `for:` durations and, where the
 lab's shared two cores or its tiny loop devices need it, other numbers, so that the lab proves the logic in
-minutes). They differ only in numbers and durations: tests/unit/alerts/test_rules.py checks that every
-field that is not a number or a duration is the same in both.
-
-Figures cited: the published Ceph test campaigns that alerts/runbook.md describes (5-node all-NVMe
-clusters with RocksDB/WAL on Optane, 6-node HDD clusters with NVMe bucket indexes), node-mixin,
-kubernetes-mixin and ceph-mixin defaults.
+minutes). They differ only in numbers and durations (tests/unit/alerts/test_rules.py checks it). Figures
+cited: the published Ceph test campaigns that alerts/runbook.md describes (5-node all-NVMe clusters with
+RocksDB/WAL on Optane, 6-node HDD clusters with NVMe bucket indexes), node-mixin, kubernetes-mixin and
+ceph-mixin defaults; the lab's: docs/decisions/lab-margins.md.
 """
 
 from __future__ import annotations
@@ -208,9 +206,8 @@ LAB = dataclasses.replace(
     media_for="10s",
     # The lab slows a device with blk-throttle, which holds each I/O above the device until its turn: the
     # wait is not counted in the device's io_time, so a throttled loop device at its limit reads 87-94 %
-    # busy, not the 100 % of a real device at its limit (the shared DB device at 20 IOPS, 2026-11-29: three
-    # runs hovered at 0.87-0.89 for up to 50 s before passing 0.9; a fresh-clone CI stayed at 0.869-0.882
-    # for 180 s and did not fire). The queue and the await or commits still have to say saturated.
+    # busy, not the 100 % of a real device at its limit (docs/decisions/lab-margins.md). The queue and the
+    # await or commits still have to say saturated.
     media_busy_ratio=0.8,
     # 30 s for CPU: the lab's two cores are briefly out of CPU under the media tests' 4 KiB loads too (host
     # busy 99 %, load 4 per core), and at 20 s that fired beside the media alert once
@@ -235,8 +232,8 @@ LAB = dataclasses.replace(
     collection_stale_seconds=60.0,  # collect_interval 10 s in the lab
     exporter_stale_seconds=30.0,  # the lab's exporters collect every 5 s
     collection_failing_for="1m",
-    # a SIGKILLed active mgr left no mgr serving perfwatch for about 19 s here (measured 2026-12-02, no
-    # `ceph mgr fail` sent; the mon's beacon grace is 20 s): 30 s rides out a failover, with little margin
+    # a SIGKILLed active mgr leaves no mgr serving perfwatch for about 19 s here (the mon's beacon grace is
+    # 20 s): 30 s rides out a failover, with little margin (docs/decisions/lab-margins.md)
     target_down_for="30s",
     inputs_missing_for="2m",
 )

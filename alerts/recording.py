@@ -1,19 +1,11 @@
 """Recording rules: every PromQL expression of the project, once. Alerts and dashboards read these names.
 
-Names follow `level:metric:operation`. The level says which labels a series keeps:
-  osd_device  cluster, hostname, ceph_daemon, device, role     host_device  cluster, hostname, device
-  osd         cluster, hostname, ceph_daemon (or cluster, ceph_daemon where no host signal is involved)
-  host        cluster, hostname                                host_nic     cluster, hostname, device, direction
-  host_address  cluster, hostname, address, device (the device that carries the address's traffic)
-  cluster     cluster (and the label the name says, e.g. metric)
-No name carries its rate window: it is the profile's `rate_window` (5 m in production, 30 s in the lab), so
-the dashboards read the same names in both.
-
-How the signals join: the host exporter's `ceph_perfwatch_osd_device_info{cluster, hostname, ceph_daemon,
-device}` ties an OSD to the kernel devices of node_exporter (whose targets carry `cluster` and `hostname`
-target labels); the mgr module's series carry `ceph_daemon` (and `cluster` from their target). Every `on()`
-and `by()` names `cluster`, so several clusters can share one Prometheus, and no recorded series keeps
-`instance` or `job`, so an mgr failover does not split a series.
+Names follow `level:metric:operation`; the level says which labels a series keeps: osd_device (cluster,
+hostname, ceph_daemon, device, role), osd (cluster, hostname, ceph_daemon; no hostname where no host signal
+is involved), host (cluster, hostname), host_device (and device), host_nic (and device, direction),
+host_address (and address, device), cluster. No name carries its rate window (the profile's), so dashboards
+read the same names in both profiles. Every `on()` and `by()` names `cluster`, so clusters can share one
+Prometheus, and no recorded series keeps `instance` or `job`, so a mgr failover does not split a series.
 """
 
 from __future__ import annotations
@@ -248,13 +240,10 @@ def probe_rules(p: Profile) -> list[Rule]:
 def groups(p: Profile) -> list[dict[str, Any]]:
     """The recording rule groups, in evaluation order (a group reads earlier groups' results).
 
-    Each verdict's chain, from its raw inputs to its verdict series, is one group: its rules run in order
-    on one evaluation, each reading the ones before it at once. Split over groups that wait on each other,
-    each hop waited for the next group's evaluation, 0 to 1 interval by the groups' hashes
-    (dev/bench/rule_chain_lag.py: 3 hops, up to 3 minutes). The three resources' chains share no signal, so
-    each has its own group (and Prometheus evaluates them side by side); what they share is topology (which
-    devices and NICs serve which OSD), read from the group before as its last evaluation left it. What
-    no verdict reads comes after them."""
+    Each verdict's chain, from its raw inputs to its verdict series, is one group, so it takes one evaluation,
+    not one per hop (docs/decisions/rule-cost-measurement.md#the-verdict-chains-lag). The three resources'
+    chains share no signal: a group each, evaluated side by side; what they share is topology (which devices
+    and NICs serve which OSD), read from the groups before. What no verdict reads comes after them."""
     made = [
         ("perfwatch-topology", topology_rules(p)),
         ("perfwatch-network-topology", network_topology_rules(p)),

@@ -1,16 +1,11 @@
-"""Whose load (issue 24): the share of client ops each pool and client brings to an OSD and a host, from the
-module's OSD perf queries (load_attribution), and the shares on the OSDs a verdict names. A device's alert
-quotes the shares of each OSD it holds: an OSD may sit on several devices (block, DB), and PromQL cannot
-sum over such a many-to-many map.
+"""Whose load: the share of client ops each pool and client brings to an OSD and a host, from the module's
+OSD perf queries (load_attribution), and the shares on the OSDs a verdict names.
 
-The module exports per OSD its total client ops and those of its busiest pools and clients
-(load_top_per_osd each); a share is those ops over the total, read and write together. A host's share sums
-its OSDs' (as primary: the OSD that serves a client op is the one that counts it). The module exports
-ops by read and write only, so an op that both reads and writes (a class call, an RBD object-map update)
-counts twice here, in the share and in the total (`ceph perfwatch top` counts it once). The pools and clients
-outside an OSD's top are not exported, so a host's shares undercount those busy on some of its OSDs only.
-Client shares are approximate while ceph_perfwatch_load_clients_sampled_osds is above 0 (the OSDs sampled
-their clients).
+A share is an entity's ops over the OSD's total, read and write together (an op that does both counts twice
+here, once in `ceph perfwatch top`); a host's sums its OSDs' as primaries. Only each OSD's load_top_per_osd
+busiest pools and clients are exported, so a host's shares undercount the rest; client shares are
+approximate while ceph_perfwatch_load_clients_sampled_osds is above 0. A device's alert quotes each of its
+OSDs' shares: PromQL cannot sum over that many-to-many map. More: docs/operating.md#whose-load.
 """
 
 from __future__ import annotations

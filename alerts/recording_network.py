@@ -1,20 +1,11 @@
-"""Recording rules of the network verdict (issue 22): which NIC carries which of Ceph's networks, so that only
-those NICs are judged, and each saturated NIC says which network it carries.
+"""Recording rules of the network verdict: which NIC carries which of Ceph's networks, so that only those
+NICs are judged, and each saturated NIC says which network it carries.
 
-The join: the mgr module's `ceph_perfwatch_osd_network_info{ceph_daemon, network, address}` (each up OSD's
-public and cluster address, from the OSD map) meets the host exporter's
-`ceph_perfwatch_network_address_info{hostname, address, device, carrier}` (which device holds each address of
-the host, and the device that carries its traffic: a VLAN's lower NIC, a bridge's physical ports, a bond)
-on (cluster, hostname, address), the OSD's own host only, so an address that several hosts hold (a
-container bridge, a VIP) marks nothing elsewhere.
-
-PromQL joins one-to-many only: many OSDs share an address and a bridge may have several carriers, so every
-join here goes through a side made unique first (per OSD with `topk by (...) (1, ...)`, per address or per
-NIC with `max by`), one network at a time.
-
-An OSD whose address of a network is not found on its host (an address that is not local, as in a pod
-network, or an exporter too old to say) is judged as before issue 22, by every NIC of its host, and
-`osd:ceph_perfwatch_network_fallback:info` says so.
+The module's `ceph_perfwatch_osd_network_info` (each up OSD's public and cluster address) meets the host
+exporter's `ceph_perfwatch_network_address_info` (the device holding each address and its carrier) on
+(cluster, hostname, address), the OSD's own host only. PromQL joins one-to-many only, so every join goes
+through a side made unique first (`topk by` per OSD, `max by` per address or NIC), one network at a time. An
+OSD whose address is not placed is judged by every NIC of its host (FALLBACK). Why: docs/decisions/network-carriers.md.
 """
 
 from __future__ import annotations
@@ -89,7 +80,7 @@ def network_topology_rules(p: Profile) -> list[Rule]:
         # an OSD network none of whose addresses is held, on the OSD's host, by a device the rules judge (an
         # address the host does not hold, a pod network, an exporter too old to tell, a carrier the
         # nic_selector leaves out); and every OSD of a cluster whose module reports no addresses at all (a
-        # module too old): the network verdict judges every NIC of its host for it, as before issue 22. (An
+        # module too old): the network verdict judges every NIC of its host for it, as if blind to networks. (An
         # OSD the module does not report while it reports others is down in the OSD map: no traffic, no verdict.)
         rule(
             FALLBACK,

@@ -1,20 +1,11 @@
 """Prometheus 3 (the 3.x LTS operators run today) beside Debian 12's 2.42: Debian testing's `prometheus` and
-`promtool` packages, downloaded from the Debian archive this machine uses and unpacked into a cache, not
-installed (nothing on the system changes: apt runs with a sources list, lists and cache of its own, and
-checks the archive's signatures with Debian's keyring).
-
-`make deps` fetches it; the promtool tests run the rules' tests on it too (tests/unit/alerts/test_promtool.py)
-and `dev/bench/rule_cost.py --prometheus` measures the rules on it:
+`promtool`, unpacked into a cache, not installed (apt runs with sources, lists and cache of its own and checks
+the archive's signatures). `make deps` fetches it; the promtool tests and `dev/bench/rule_cost.py --prometheus`
+run on it. Whatever 3.x testing holds is fetched and kept until `--refetch`; a cache others may write is not
+run (what runs from it runs as the caller), and a fetch replaces only what replaceable() allows, one at a time.
 
     python3 -m tooling.prometheus3            # fetch unless cached; prints the folder of its two binaries
     python3 -m tooling.prometheus3 --check    # exit 1 unless it is cached (prints why)
-
-Debian testing moves: the version fetched is whatever it holds, shown by `--version` and in the folder's
-marker. A cached one is kept until `--refetch`. Anything but a 3.x is refused. The cache is used only when it
-and its binaries belong to root or the caller and no one else may write them (what runs from it runs as the
-caller), and a fetch replaces only a folder this tool made (with its marker), an empty one or none: never
-what else a mistyped --dir names. Fetches take a lock beside the cache, and the first to get it removes
-what an interrupted one left there.
 """
 
 from __future__ import annotations
@@ -35,7 +26,7 @@ from pathlib import Path
 
 from lab.rootfs import mirror
 
-SUITE = "forky"  # Debian testing: Prometheus 3.5 LTS on 2026-12-07 (bookworm has 2.42, trixie 2.53)
+SUITE = "forky"  # Debian testing, with the Prometheus 3.5 LTS (bookworm has 2.42, trixie 2.53)
 PACKAGES = ("prometheus", "promtool")
 CACHE_ENV = "PERFWATCH_PROMETHEUS3_DIR"
 DEFAULT_CACHE = Path("/var/cache/perfwatch-lab/prometheus3")

@@ -1,13 +1,11 @@
 """The OSD counters the mgr module collects (BlueStore, RocksDB, BlueFS, mempools), read here from the admin
-sockets of this host's own OSDs instead: for large clusters, where no single process should collect or
-serve the whole cluster (`--daemon-counters`, with the module's `daemon_counters_source` set to
-`exporters`).
+sockets of this host's own OSDs instead (`--daemon-counters`, with the module's daemon_counters_source set to
+`exporters`): for large clusters, where no single process should collect or serve the whole cluster.
 
-The families are the module's own (perfwatch.common.daemon_counters.counter_families), read with the
-module's table (perfwatch.common.daemon_counters.counters), declared into the exporter's registry with the
-labels every exporter series has besides ceph_daemon: cluster (the fsid) and hostname. The rules
-aggregate them by (cluster, ceph_daemon), so they read either source the same way. Pure but for `ask`, which
-the collector passes in.
+The families and the table that reads them are the module's (perfwatch.common.daemon_counters), declared
+with the labels every exporter series has besides ceph_daemon (cluster, hostname); the rules aggregate by
+(cluster, ceph_daemon), so they read either source the same way. Pure but for `ask`, which the collector
+passes in.
 """
 
 import socket

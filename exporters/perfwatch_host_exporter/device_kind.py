@@ -1,24 +1,11 @@
 """What kind of device a disk under an OSD is (hdd, ssd, nvme, unknown), from sysfs; cached a minute.
 
-The media verdict judges "slow" by the device's kind: flash saturates at latencies far below a disk's
-healthy ones. sysfs tells two things:
-- the transport: nvme (the NVMe subsystem), sata (libata beneath the SCSI disk), sas (a SAS end device),
-  scsi (any other SCSI disk: RAID controllers, USB, iSCSI), virtio, loop, dm, md, multipath (a
-  dm-multipath device, judged itself: its paths are not), virtual (no device
-  behind it: zram, rbd, nbd...), or the bus's own name;
-- `queue/rotational`, the flag BlueStore itself reads (`bluestore_bdev_rotational`) to tune for HDD or
-  flash. Kernels set it to 1 unless a driver or an operator says the device does not rotate.
-The kind:
-- nvme: a local (PCIe) NVMe device (unless it says it rotates: NVMe HDDs exist, they are hdd); NVMe over a
-  network (nvme-tcp, -rdma, -fc) and a cloud's network volume presenting as NVMe (AWS EBS, GCP Persistent
-  Disk: their controller's `model`) serve in milliseconds and are ssd;
-- ssd: any other device that says it does not rotate (the kernel's and BlueStore's word for flash; a
-  loop device over flash, or one the lab marks so, is ssd too);
-- hdd: a rotating SATA, SAS or SCSI disk;
-- unknown: rotating by the flag on a transport that cannot tell (virtio, loop, dm, md, virtual: 1 is the
-  kernel's default there), or sysfs unreadable. The rules judge unknown like hdd, the conservative side:
-  a flash device taken for a disk waits for disk-like latency before it is called slow, never the reverse.
-A dm, md or multipath device takes the kind its members share (an LVM volume on an NVMe is nvme).
+The media verdict judges "slow" by kind: flash saturates at latencies far below a disk's healthy ones. The
+kind comes from the transport and `queue/rotational` (BlueStore's own flag): nvme is local PCIe NVMe that
+does not say it rotates; ssd any other non-rotating device, NVMe over a network and cloud volumes included;
+hdd a rotating SATA, SAS or SCSI disk; unknown where the flag's 1 is only the kernel's default (virtio,
+loop, dm, md, virtual) or sysfs is unreadable, judged like hdd. A dm, md or multipath device takes the kind
+its members share. Why: docs/decisions/device-kind.md.
 """
 
 import posixpath

@@ -1,14 +1,10 @@
 """Finding the Ceph daemons on this host: a scan of /proc that trusts only the daemons' own users.
 
-Per process, in this order, each step only when the one before found a daemon:
-1. its comm (/proc/PID/comm), else the program it runs (the basename of /proc/PID/exe), names a Ceph
-   daemon (a daemon may rename its main thread: Reef's radosgw's comm reads "notif-worker0");
-2. its user ids (/proc/PID/status) are all trusted ones (trust.py); any other is refused and counted;
-3. its stat (start time: with the PID it names one process) and its command line, read once per
-   process and kept while it lives.
-The command line of another user's process is never read: reading /proc/PID/cmdline waits for that
-process's memory map lock, which its owner can hold for good (a page fault on a FUSE file that never
-answers), so reading it could hang the exporter; comm, exe, status and stat do not wait on it.
+Per process, each step only when the one before found a daemon: its comm, else the basename of its exe,
+names a Ceph daemon (Reef's radosgw renames its main thread "notif-worker0"); its user ids are all trusted
+ones (trust.py; any other is refused and counted); its stat and command line are read, once per process.
+Another user's command line is never read: reading /proc/PID/cmdline waits for that process's memory map
+lock, which its owner can hold for good (a page fault on a FUSE file that never answers).
 """
 
 import posixpath

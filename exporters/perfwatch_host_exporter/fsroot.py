@@ -1,15 +1,11 @@
 """Every file the exporter reads goes through a Root: a view of the filesystem under a prefix.
 
-Paths handed to a Root are absolute *as seen from inside the view* ("/sys/class/block/sda"); the Root
-maps them under its base directory. Symlinks are followed by our own resolver, which re-roots absolute
-targets under the base, so a daemon's "/dev/sda" is looked up in the daemon's own root
-(/proc/PID/root) and unit tests can build a whole fake host in a temporary directory.
-
-Reading never blocks on what a file is and never reads without bound: only regular files are opened
-(a FIFO would block the reader for good, a device such as /dev/zero never ends, opening some devices
-has effects), each without following a final symlink and without blocking, and each read is capped.
-What is refused raises Refused (an OSError, so callers that give up on unreadable files give up on these
-too) and is told to `on_refused(reason, message)` first, so it is counted, never silently dropped.
+Paths are absolute as seen from inside the view ("/sys/class/block/sda"), mapped under its base directory;
+our own resolver follows symlinks and re-roots absolute targets, so a daemon's "/dev/sda" is looked up in its
+own root (/proc/PID/root) and unit tests can build a whole fake host in a temporary directory. Only regular
+files are opened (a FIFO would block for good, /dev/zero never ends), without following a final symlink and
+without blocking, and each read is capped. What is refused raises Refused (an OSError) and is told to
+`on_refused(reason, message)` first, so it is counted, never silently dropped.
 """
 
 import errno

@@ -1,15 +1,8 @@
-"""Which network device carries each address of this host (issue 22): the device that holds the address,
-and the carrier below it, the device whose traffic and capacity say whether that network is full.
-
-Ceph's OSDs advertise addresses (`ceph osd metadata`: front_addr, back_addr); an address is held by a
-device (`ip -j addr`: a NIC, a bond, a VLAN, a bridge, an address label like eth0:1 on eth0), and that
-device's traffic leaves through its carrier:
-- a VLAN (or macvlan) is carried by its lower device (followed down: two VLANs at 60 % each can fill the
-  NIC under them);
-- a bond is its own carrier (its counters and speed already sum its members);
-- a bridge is carried by its physical ports (a bond counts as physical); none: the bridge itself;
-- anything else (a NIC, a veth, a tunnel) carries itself.
-Pure apart from reading sysfs through Root and the `ip` output given to parse_addresses.
+"""Which network device carries each address of this host: the device that holds the address, and the
+carrier below it, whose traffic and capacity say whether that network is full. A VLAN (or macvlan) is
+carried by its lower device, followed down; a bond by itself; a bridge by its physical ports (else itself);
+anything else by itself. Pure apart from reading sysfs through Root and the `ip` output given to
+parse_addresses. Why: docs/decisions/network-carriers.md.
 """
 
 import ipaddress

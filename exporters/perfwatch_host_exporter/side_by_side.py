@@ -1,6 +1,6 @@
 """Running a collection's admin-socket work side by side, in a few threads, so that hung daemons cost the
-collection about their timeout once (per ASK_WORKERS of them), not one after another: 24 hung OSDs on one
-host held every other sample back by 24 x 2 s a collection when they were asked in turn.
+collection about their timeout once (per ASK_WORKERS of them), not one after another. Why:
+docs/decisions/adversarial-reviews.md#hung-daemons-asked-side-by-side.
 
 Each job's own waits are bounded (asok.call's timeout); run_all waits for every job, so a read that no
 timeout can end (a daemon in D state) still shows as a stuck collection (collection_loop.health)."""

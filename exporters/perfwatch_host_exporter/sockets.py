@@ -1,8 +1,8 @@
 """Asking a daemon found on this host through its admin socket.
 
 Within one collection (begin() to end()) a daemon that did not answer in time is not asked again: each
-later command fails at once with AsokTimeout (a hung OSD cost a first collection three timeouts, one per
-command, before). And a collection can ask its daemons side by side first (prefetch, side_by_side.py):
+later command fails at once with AsokTimeout, so a hung OSD costs a collection one timeout, not one per
+command. And a collection can ask its daemons side by side first (prefetch, side_by_side.py):
 the answers wait here, and ask() hands them out to the code that asks one daemon after another."""
 
 import json

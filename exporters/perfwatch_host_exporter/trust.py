@@ -1,15 +1,10 @@
 """Whose processes are Ceph daemons: the users the exporter trusts. Parsers are pure; users() reads.
 
-A process is taken for a daemon only when every one of its user ids (real, effective, saved and
-filesystem, from /proc/PID/status) is a trusted one:
-- root (0);
-- the host's `ceph` user in /etc/passwd (Debian's and the RPM packages' daemons run as it);
-- the owner of each cluster directory /var/lib/ceph/<fsid> (cephadm's containers run the daemons as
-  uid 167, which the host often does not name), when /var/lib/ceph belongs to root or `ceph` and no
-  one else may write there: no other user can make such a directory;
-- each --daemon-user (a user name of the host or a number): Rook's and other containers' users.
-Any other user can start a process called ceph-osd with any command line; it is refused and counted,
-and nothing it names (config files, sockets, data directories) is ever opened.
+A process is taken for a daemon only when all its user ids (real, effective, saved, filesystem) are trusted:
+root; the host's `ceph` user; the owner of each cluster directory /var/lib/ceph/<fsid> (cephadm's uid 167),
+when /var/lib/ceph belongs to root or `ceph` and no one else may write there; each --daemon-user. Any other
+user can start a process called ceph-osd with any command line: it is refused and counted, and nothing it
+names is ever opened. More: exporters/README.md#trust-only-real-daemons.
 """
 
 import re

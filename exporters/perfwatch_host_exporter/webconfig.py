@@ -1,23 +1,11 @@
 """--web.config.file: TLS and basic auth in exporter-toolkit's format, the one node_exporter and every
 Prometheus exporter read, so one file (and cephadm's secure monitoring stack) serves them all.
 
-    tls_server_config:
-      cert_file: server.crt           # relative paths are relative to this file's folder
-      key_file: server.key
-      client_auth_type: RequireAndVerifyClientCert   # or VerifyClientCertIfGiven; default NoClientCert
-      client_ca_file: ca.crt
-      client_allowed_sans: [prometheus.example.com]
-      min_version: TLS12              # TLS10 .. TLS13; max_version too
-    basic_auth_users:
-      prometheus: $2y$10$...          # bcrypt (htpasswd -nBC 10 prometheus)
-
-Unknown keys are refused (as exporter-toolkit does). cipher_suites and curve_preferences name Go's
-suites, which Python's ssl cannot honour exactly: refused rather than ignored. http_server_config.http2
-is accepted and has no effect (this server speaks HTTP/1.1); its headers are refused.
-
-The file, and the files it names, are read again when one of them changes (checked at most once a
-second, at a new connection or request): certificates rotated in place are served without a restart.
-A change that does not load keeps the settings that did, and says why in the log.
+Unknown keys are refused, as exporter-toolkit refuses them; so are cipher_suites and curve_preferences (Go's
+names, which Python's ssl cannot honour exactly) and http_server_config's headers (its http2 is accepted, to
+no effect). The file and the files it names are read again when one changes (at most once a second), so
+certificates rotated in place are served without a restart; a change that does not load keeps the settings
+that did, and the log says why. The format: exporters/README.md#tls-and-basic-auth---webconfigfile.
 """
 
 import logging

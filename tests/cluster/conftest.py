@@ -30,8 +30,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=lambda item: 0 if item.get_closest_marker("own_lab") else 1)
 
 
-# The tests that saturate a resource and wait for its alert through Alertmanager (issue 21 wants them
-# under 10 minutes together): their time, setup and teardown (their own labs) included, is summed below.
+# The tests that saturate a resource and wait for its alert through Alertmanager (aimed at under 10 minutes
+# together): their time, setup and teardown (their own labs) included, is summed below.
 SATURATION_TESTS = ("tests/cluster/test_saturation", "tests/cluster/test_media_layouts.py")
 
 

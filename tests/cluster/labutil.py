@@ -186,8 +186,7 @@ def side_lab(name: str, *args: str, timeout: float = 300) -> Iterator[tuple[Path
     """A small lab (1 host, 1 OSD) beside the session lab, on ports of its own, in a folder of its own, of
     the session's release unless `args` name one (--release, or --rootfs: the release it holds): yields
     that folder and what `up` printed; `down` after (asserted only when the test passed, so a failure is
-    reported as itself). Without the default, a test marked every_release ran a Pacific side lab on each
-    release's run (the probe coverage test did until 2026-12-02)."""
+    reported as itself). So a test marked every_release runs its side lab on each release in turn."""
     directory = Path(tempfile.mkdtemp(prefix=f"{name}-"))
     flags = port_flags(free_ports(10))
     if not {"--release", "--rootfs"} & set(args):

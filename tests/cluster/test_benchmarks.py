@@ -332,9 +332,9 @@ def test_a_throttled_osd_is_the_one_named_not_the_peers_whose_writes_wait_for_it
     """Three OSDs, three replicas: every replicated write waits for the throttled OSD, so the rados probe's
     writes of all three primaries regress; only the throttled one may be named (attribution.py, by its own
     commit latency during the probe's writes: 100-220 ms against 2-7 ms live). A run whose evidence falls
-    short (the victim's first commit served at once by its idle device, one fresh-clone CI: its own write
-    10 ms, one peer's 113 ms, the other's 15) names nobody and starts the streak again: the test probes
-    until the victim is named, up to MAX_SLOW_RUNS runs, and no run may name a peer."""
+    short (the victim's first commit served at once by its idle device) names nobody and starts the streak
+    again: the test probes until the victim is named, up to MAX_SLOW_RUNS runs, and no run may name a peer.
+    Why: docs/decisions/slow-replica-evidence.md#the-live-test."""
     victim = 0
     bench.ceph("perfwatch", "bench", "reset-baseline", "--kind", "rados", as_json=False)
     healthy: dict[int, list[float]] = {}
@@ -362,9 +362,9 @@ def test_a_throttled_osd_is_the_one_named_not_the_peers_whose_writes_wait_for_it
         print(f"the runs' evidence (mgr log):\n{evidence}")
         # In most runs a peer's write waited for the victim, far past the regression threshold (0.5x) of its
         # baseline (the median of its healthy results, as the module's: one healthy run that met a busy
-        # machine, 35 ms against 5, made 4x its max out of reach in a fresh-clone CI). Not in every run: the
-        # throttle lets a burst through after a quiet spell, and then every write of that run is fast (Tentacle,
-        # one run of three: 5.7, 5.0 and 4.8 ms); nor need the victim's own write be slow ...
+        # machine would put 4x their max out of reach). Not in every run: the throttle lets a burst through
+        # after a quiet spell, and then every write of that run is fast; nor need the victim's own write be
+        # slow ...
         peers_slow = [
             max(slow[o][i] / (4 * statistics.median(healthy[o])) for o in (1, 2)) > 1 for i in range(len(named))
         ]
@@ -379,8 +379,7 @@ def test_a_throttled_osd_is_the_one_named_not_the_peers_whose_writes_wait_for_it
         )
         assert check["summary"]["message"].endswith(f": osd.{victim}"), check
         # the module exports the flag of the one regression, and none for the results that are not: on the page
-        # of a collection after the last run (one fresh-clone CI read the page of the collection before it,
-        # with the victim's read_latency flag that the last run cleared)
+        # of a collection after the last run (the page before it may still carry a flag that run cleared)
         wanted = [f'ceph_daemon="osd.{victim}",kind="rados",metric="write_latency"']
         seen: list[list[str]] = [[]]
 
@@ -398,7 +397,7 @@ def test_a_throttled_osd_is_the_one_named_not_the_peers_whose_writes_wait_for_it
     finally:
         cleared = run_lab(bench.dir, "clear", "media")
         assert cleared.returncode == 0, cleared.stderr
-        if not passed:  # no regression left raised for the tests after (test_health_ok_... once failed on it)
+        if not passed:  # no regression left raised for the tests after (test_health_ok_... would fail on it)
             bench.ceph("perfwatch", "bench", "reset-baseline", "--kind", "rados", as_json=False)
     assert finished(bench, start(bench, "--kind", "rados"))["state"] == "done"
     wait_until(
@@ -456,8 +455,8 @@ def osd_free_bytes(lab: LabHandle, osd: int) -> int:
 
 
 def test_an_osd_bench_beyond_the_osds_free_space_is_einval_and_the_osd_stays_up(bench: LabHandle) -> None:
-    """The lab incident: `--mib-4m 10240` on a 2 GiB OSD was cut only to the OSD's own limit (3,000 MiB),
-    ran it out of space and left it down. Now it is refused at `bench run`, before anything is written."""
+    """`--mib-4m 10240` on a 2 GiB OSD is refused at `bench run`, before anything is written, and the OSD stays
+    up (docs/decisions/benchmark-capacity.md)."""
     wait_until(lambda: not bench.ceph("perfwatch", "bench", "status")["running"], 60, "no run in progress")
     with pytest.raises(CephCommandError) as refused:
         bench.ceph("perfwatch", "bench", "run", "--kind", "osd", "--osd", "0", "--mib-4m", "10240", as_json=False)

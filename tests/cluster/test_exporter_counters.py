@@ -1,4 +1,4 @@
-"""The OSDs' counters collected by the host exporters instead of the module (issue 23, large clusters): a
+"""The OSDs' counters collected by the host exporters instead of the module (for large clusters): a
 lab of its own started with `--exporter-counters` (each host exporter runs with --daemon-counters, the
 module's daemon_counters_source is `exporters`). The module's endpoint then carries no OSD counter, each
 exporter its own host's OSDs', and the lab's Prometheus evaluates the rules from them with no input missing.

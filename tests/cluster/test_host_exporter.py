@@ -136,7 +136,7 @@ NOBODY = 65534
 @contextlib.contextmanager
 def fake_daemons_of_a_local_user(fsid: str) -> Iterator[list[subprocess.Popen]]:
     """What a local user can start beside the lab, as `nobody`, in the exporter.core's network namespace:
-    the issue's `exec -a ceph-osd python3 script.py --conf FIFO --id 99`, and a copy of python3 named
+    `exec -a ceph-osd python3 script.py --conf FIFO --id 99`, and a copy of python3 named
     ceph-osd (so its comm and binary say ceph-osd too) that claims to be the lab's osd.0 (its --fsid) with
     a FIFO for its config. Both are stopped, and the FIFOs removed, when the block ends."""
     folder = Path(tempfile.mkdtemp(prefix="pwfake-"))
@@ -169,7 +169,7 @@ def timed_scrape(url: str) -> tuple[float, Scrape]:
 
 
 def test_fake_daemons_of_a_local_user_neither_hang_nor_fool_the_exporter(lab: LabHandle) -> None:
-    """The issue's attack, live: with two fake daemons of `nobody` beside the lab (one claiming the lab's
+    """A local user's fake daemons, live: with two fake daemons of `nobody` beside the lab (one claiming the lab's
     osd.0 by fsid), exporter.core answers every scrape within a second, reports the lab's own daemons
     only, and counts the impostor as refused; after they are gone it still answers (nothing outlives them)."""
     handle = lab.lab

@@ -1,13 +1,8 @@
 """The media verdict on the layouts of the campaigns' hardware, live: a lab of flash devices (they say they
 do not rotate), two OSDs per data device (partitions) and one DB device per host holding the RocksDB/WAL of
-its OSDs. Its host 1 holds osd.0 and osd.3: one data device split in two, one DB device in two.
-
-- the flash devices under 4 KiB random writes with 16 in flight and no knob (first, on a fresh lab): no
-  media alert, with the devices' busy fraction, queue and await printed;
-- the shared DB device saturated under 4 KiB random writes (every write is a WAL write on it): one alert,
-  naming the DB device and both OSDs, none for their data device;
-- the data device saturated under 4 MiB writes: one alert naming it and both OSDs on it.
-
+its OSDs. Its host 1 holds osd.0 and osd.3: one data device split in two, one DB device in two. Flash under a
+deep fast load raises no media alert; a saturated shared DB device (4 KiB writes: each a WAL write on it) or
+data device (4 MiB writes) raises one, naming that device and both its OSDs, none for the other device.
 Figures are printed (run with -s), as in test_saturation_alerts.py.
 """
 

@@ -1,5 +1,5 @@
-"""The onode cache alert tells a cache that is too small from an ingest (issue 21, point 8), evaluated by the
-session lab's Prometheus on its real rules.
+"""The onode cache alert tells a cache that is too small from an ingest, evaluated by the session lab's
+Prometheus on its real rules.
 
 One OSD's cache is cut to 20 MB (autotune off: about 6,000 onodes), the others keep theirs. A 4 KiB ingest
 of new objects misses on every OSD by design (about 73 % of lookups, the old alert's condition); random

@@ -1,8 +1,7 @@
-"""Every OSD measured (issue 23 point 6), live: perfwatch grows its scratch pool and pins pg_num_min, so
-the PG autoscaler, on for that pool, leaves it be (and shrinks it once the pin is taken away: the control);
-the light probe has a fresh result of every up OSD, and the coverage series say so. On a lab of its own: in
-the session lab, after the tests before it (OSD restarts, pools made and removed), a fresh-clone CI on Pacific
-saw no probe grow the pool within 90 s once; the pool grows only on a quiet, clean cluster."""
+"""Every OSD measured, live: perfwatch grows its scratch pool and pins pg_num_min, so the PG autoscaler, on
+for that pool, leaves it be (and shrinks it once the pin is taken away: the control); the light probe has a
+fresh result of every up OSD, and the coverage series say so. On a lab of its own: the pool grows only on a
+quiet, clean cluster, which the session lab after its other tests need not be (docs/decisions/lab-margins.md)."""
 
 from __future__ import annotations
 

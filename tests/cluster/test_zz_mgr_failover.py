@@ -184,21 +184,17 @@ def test_what_the_module_shows_of_its_history_survives_a_failover_past_the_mons_
     finally:
         lab.ceph("config", "rm", "global", "mon_config_key_max_entry_size", as_json=False)
     wait_until(lambda: lab.ceph("mgr", "stat")["num_standby"] == 1, 60, "both mgrs up again")
-    # two failovers in a row: Tentacle's new mgr took just over 60 s to see every PG clean again (fresh-clone
-    # CI of 6048dd3: HEALTH_OK and 81 PGs active+clean when the 60 s wait gave up)
-    # The eight net runs on a shared 2-core machine may find one OSD's ping far slower than its peers' (a
-    # run on a loaded Reef lab: 0.31x): that is the module judging a result, not the lab left unwell.
+    # two failovers in a row: a new mgr may take over 60 s to see every PG clean again. The eight net runs
+    # on a shared 2-core machine may find one OSD's ping far slower than its peers': that is the module
+    # judging a result, not the lab left unwell. Why: docs/decisions/lab-margins.md
     lab.wait_healthy(120, "HEALTH_OK after the failovers", ignore=("PERFWATCH_BENCH_REGRESSION",))
 
 
 def test_no_mgr_of_the_session_lab_crashed(lab: LabHandle) -> None:
     """Whatever ran before (every test of the session lab), no mgr died of a signal: perfwatch runs inside
-    the mgr, and Reef's mgr once crashed in CI (`Gil::~Gil` <- `MonCommandCompletion::finish`) of the
-    send_command calls the module then made. Killing a mgr on purpose (SIGKILL) logs nothing; a crash logs
-    Ceph's `*** Caught signal`, with its backtrace after it. A crash is shown with the mgr's 40 log lines
-    before it (which module and thread were at work: one CI on d81afbc saw Reef's mgr crash so, with
-    perfwatch sending no mgr command, and kept only this test's output; the lines of the next, on 611eec0,
-    showed the lab's own `device scrape-health-metrics`, which Reef is no longer sent: mgrmodules.py)."""
+    the mgr. Killing a mgr on purpose (SIGKILL) logs nothing; a crash logs Ceph's `*** Caught signal`, shown
+    with the 40 log lines before it (which module and thread were at work: the CI keeps only this output).
+    Why: docs/decisions/why-librados-not-send-command.md#what-the-lab-kept-of-a-crash."""
     crashes = {}
     for path in sorted((lab.dir / "log").glob("ceph-mgr.*.log")):
         lines = path.read_text(errors="replace").splitlines()

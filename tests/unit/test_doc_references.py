@@ -1,36 +1,10 @@
 """Every in-repository path and anchor that a document, a docstring or a comment names exists.
 
-What is read: every Markdown file of the repository (tracked, or new and not ignored), the host exporter's
-man page (packaging/perfwatch-host-exporter.8), and the docstrings (module, class, function) and comments
-of every Python file. "The repository" is what `git ls-files --cached --others --exclude-standard` lists,
-and the folders holding it: not build output, `.venv/` or the lab's `.lab/`.
-
-What is a reference (the rule):
-
-- A Markdown link `[text](target)` whose target has no scheme (`https:`, `mailto:`): it resolves as GitHub
-  resolves it, from the document's folder (from the repository root if it starts with `/`); `(#anchor)`
-  is the document itself.
-- A path in the text: a word `first/.../name.ext` or `first/.../` (its last part has an extension, or it
-  ends with `/`) whose first part is a folder of the repository root or of a folder above the file that
-  names it: `alerts/profiles.py` anywhere, `benchmarks/lifecycle/capacity.py` in mgr_module/perfwatch/. It must
-  exist under the root or under one of those folders. `<name>` and `*` are wildcards, `{a,b}` is a and b:
-  at least one file must match each.
-- A document named alone (a word ending in `.md`): it must be in the file's folder or a folder above it (a
-  note that lives outside the repository fails).
-- `#anchor` after a Markdown file (a link, or a path in the text) must be the GitHub slug of one of its
-  headings: lower case, punctuation but `-` and `_` dropped, each space a `-`, a repeated heading's slug
-  suffixed `-1`, `-2`.
-
-Not references: words starting with `/`, `.`, `~`, `$` or following `://` (`/proc/self/exe`, `.lab/`, URLs);
-words whose first part is no folder of ours (`build/deb/`, Ceph's `src/pybind/mgr/`); words without an
-extension or a final `/` (mgr store keys such as `bench/baselines`, kubectl's `deploy/rook-ceph-tools`,
-`I/O`, `MB/s`); words with an ellipsis; a path right after another project's possessive on the same line
-(Rook's deploy/examples/cluster.yaml); Python file names without a folder (Ceph's `mgr_module.py` is not
-ours); a document cited without its `.md`.
-
-Beside this, `test_the_rules_follow_the_conventions` (tests/unit/alerts/test_rules.py, by alerts/validate.py)
-checks that every alert's `documentation` link is a heading of alerts/runbook.md, and tests/unit/alerts/test_mixin.py
-that the mixin takes that link from its `_config`.
+Read: every Markdown file of the repository (`git ls-files --cached --others --exclude-standard`), the host
+exporter's man page, and the docstrings and comments of every Python file. A reference is a Markdown link
+without a scheme, or a word shaped like a path (`first/.../name.ext`, `first/.../`) whose first part is a
+folder of the repository root or of a folder above the file; a `#anchor` after a Markdown file must be the
+GitHub slug of one of its headings. The whole rule, and what is not a reference: docs/decisions/doc-references.md.
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ SIZE_GUIDED = [REPO / "mgr_module" / "perfwatch"]  # every .py file below these,
 # ======================================================================================================
 # THE SIZE GUIDELINE: a file of SIZE_GUIDED over GUIDELINE_LINES lines says why in its module docstring.
 # ======================================================================================================
-# A guideline, not a cap: a file holds one concern (STYLE: "a file per concern, a folder per subsystem"),
+# A guideline, not a cap: a file holds one concern and a folder one subsystem (the project's layout rule),
 # and a concern that takes more than GUIDELINE_LINES lines stays whole rather than being cut where a
 # count falls. Such a file's module docstring has a paragraph that starts with OVER_GUIDELINE followed by
 # the reason (e.g. "Over 300 lines: one state machine, whose steps read in order."). Split a file when it

@@ -1,6 +1,6 @@
-"""Adversarial review of the exporter's daemon-counter collection: what a hostile local user, or an unlucky
-host, can put behind a daemon's admin socket path, with real AF_UNIX sockets, FIFOs and files in temp dirs.
-An adversarial review wrote them; the docstrings that say "once" name a bug fixed beside them."""
+"""The exporter's daemon-counter collection against what a hostile local user, or an unlucky host, can put
+behind a daemon's admin socket path, with real AF_UNIX sockets, FIFOs and files in temp dirs. What the review
+that wrote them found: docs/decisions/adversarial-reviews.md."""
 
 import json
 import logging
@@ -201,8 +201,8 @@ def test_a_listener_of_another_process_is_never_sent_anything(short_dir: Path) -
 
 def test_a_deeply_nested_reply_is_an_asok_error_not_a_recursion_error(short_dir: Path) -> None:
     """A reply nested deeper than the interpreter's recursion limit (a few hundred kilobytes of "[", well
-    under MAX_REPLY) is an AsokDecode. It once raised RecursionError past every caller's (AsokError, OSError),
-    and the daemon's every sample (CPU, threads, RSS, cgroup, devices) was dropped as a "proc" error."""
+    under MAX_REPLY) is an AsokDecode, not a RecursionError, which would pass every caller's (AsokError,
+    OSError) and drop the daemon's every sample (CPU, threads, RSS, cgroup, devices) as a "proc" error."""
     path = str(short_dir / "s.asok")
     with serving(path, answering(framed(b"[" * 200000))):
         _, exc, _ = timed(lambda: asok.call(path, PERF_DUMP, 2.0, ME))
@@ -210,8 +210,8 @@ def test_a_deeply_nested_reply_is_an_asok_error_not_a_recursion_error(short_dir:
 
 
 def test_a_reply_that_is_not_json_is_counted_as_decode_as_the_module_does(short_dir: Path) -> None:
-    """A reply that is not JSON is fetch reason "decode", as the module counts it (mgr_adapter.tell_osd); the
-    exporter once counted it "error", another reason for the same failure by source."""
+    """A reply that is not JSON is fetch reason "decode", as the module counts it (mgr_adapter.tell_osd): one
+    reason for the same failure, whichever source reads it."""
     path = str(short_dir / "s.asok")
     with serving(path, answering(framed(b"<html>not json</html>"))):
         _, exc, _ = timed(lambda: daemon_counters.read(lambda command: asok.call(path, command, 2.0, ME), "osd.0"))
@@ -248,8 +248,8 @@ def hung(conn: socket.socket) -> None:
 def test_a_hung_daemon_found_at_two_paths_costs_one_timeout_not_two(short_dir: Path) -> None:
     """With --asok-dir /var/run/ceph (a cephadm host's setup) a packaged daemon's socket is one file found
     twice: as /proc/PID/root/var/run/ceph/ceph-osd.0.asok (its own root) and as the host's
-    /var/run/ceph/ceph-osd.0.asok. It is one candidate: asked at both, a hung daemon once cost each command
-    two timeouts (a first collection's three commands: six)."""
+    /var/run/ceph/ceph-osd.0.asok. It is one candidate: a hung daemon costs each command one timeout, not
+    two (asked at both)."""
     pid = os.getpid()
     run = short_dir / "var" / "run" / "ceph"
     run.mkdir(parents=True)
@@ -312,11 +312,9 @@ def test_metrics_answers_at_once_while_a_collection_is_stuck_on_hung_osds(tmp_pa
 
 
 def test_hung_osds_are_asked_side_by_side_and_once_a_collection(tmp_path: Path) -> None:
-    """Once, every OSD was asked in turn with no budget for the whole collection: N hung OSDs held every
-    other sample back by N x (config get fsid + config get osd_data + perf dump) x timeout; with the
-    defaults (2 s) 10 hung OSDs took a first collection to 60 s, the health's stale_after, and 5 more made
-    /healthz fail. Now a hung OSD is asked once a collection (what follows its timeout is not sent), and
-    the six are asked side by side: each ask waits at a barrier of six, which asks made in turn never pass."""
+    """A hung OSD is asked once a collection (what follows its timeout is not sent), and six hung OSDs are
+    asked side by side: each ask waits at a barrier of six, which asks made in turn never pass. Asked in
+    turn, N hung OSDs would hold every other sample back by N timeouts per command."""
     host, fake = build(tmp_path)
     add_osds(host, fake, 6)
     waits: list[str] = []
@@ -402,9 +400,8 @@ def test_an_odd_osd_id_is_escaped_and_its_socket_stays_in_the_daemons_root(tmp_p
 
 
 def test_an_rgw_counter_too_big_for_a_float_keeps_the_rgws_other_samples(tmp_path: Path) -> None:
-    """An objecter counter of 10**400 (valid JSON) is no count: float() of it once raised OverflowError out
-    of the rgw_objecter part, and every sample of the RGW (CPU, threads, RSS, cgroup) was dropped as a "proc"
-    error."""
+    """An objecter counter of 10**400 (valid JSON, but no float holds it) is no count, and every other sample
+    of the RGW (CPU, threads, RSS, cgroup) is kept."""
     host, fake = build(tmp_path)
     fake.replies[("/lab/run/ceph-client.rgw.x.asok", "perf dump")] = {"objecter": {"osdop_call": 10**400}}
     got = values(collector(host, fake).render())

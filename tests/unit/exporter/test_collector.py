@@ -306,7 +306,7 @@ def test_an_osd_moved_to_another_device_is_followed_after_its_restart(tmp_path: 
 
 
 def test_each_address_is_exported_with_its_device_and_carrier(tmp_path: Path) -> None:
-    """nic_map through the exporter's collection and exposition (issue 22); without `ip`, none."""
+    """nic_map through the exporter's collection and exposition; without `ip`, none."""
     host, fake = build(tmp_path)
     c = collector(host, fake)
     found = values(c.render())

@@ -95,7 +95,7 @@ def test_off_by_default_no_osd_is_asked_for_its_counters(tmp_path: Path) -> None
     assert fake.asked("perf dump ", OSD0) == 0
 
 
-# Found by review: one OSD whose perf dump is a JSON object with a surprising entry
+# One OSD whose perf dump is a JSON object with a surprising entry
 CASES = {
     "mempool bytes null": ("perf dump", {"mempool": {"bluestore_cache_onode_bytes": None}}),
     "mempool bytes a list": ("perf dump", {"mempool": {"bluestore_cache_onode_bytes": [1, 2]}}),

@@ -1,7 +1,7 @@
-"""What an adversarial review of the exporter and the shared server found, each kept fixed: password guesses
-crowding out scrapes, hash costs without bound, a thousand fake processes flooding the log, a process name
-that writes log lines, IPv6 client names, a name that is not UTF-8, a PID reused between two reads, a uid
-the host gave another user, a cached page copied for every client."""
+"""The exporter and the shared server hardened: password guesses do not crowd out scrapes, hash costs are
+bounded, fake processes and their names cannot flood or forge the log, IPv6 client names compare as
+addresses, a name that is not UTF-8, a PID reused between two reads or a uid the host gave another user
+fool nothing, a cached page is not copied for every client. Why: docs/decisions/adversarial-reviews.md."""
 
 from __future__ import annotations
 

@@ -1,14 +1,11 @@
 """Our family names (the host exporter's and the mgr module's) can never be ones Ceph's own exporters
-write: `ceph-exporter` (beside ours on every Quincy+ host, port 9926) and the mgr `prometheus` module.
+write: `ceph-exporter` (beside ours on every Quincy+ host) and the mgr `prometheus` module.
 
-Both name a perf counter `ceph_` + promethize(logger + "_" + counter) (tests/fixtures/exporter/
-ceph_exporter_naming.py restates the rule from their source); ceph-exporter's own families are
-`ceph_exporter_*`. Every name we write starts `ceph_perfwatch_`, so a clash needs a Ceph logger whose
-name starts with "perfwatch" (or one that promethizes to it). tests/fixtures/exporter/ceph_counter_schemas.json
-holds every logger and counter (any priority: `--prio-limit` can be lowered) of an OSD, a mon and an RGW
-of Ceph 16.2.15 (`perf schema`), 18.2.7 and 20.2.4 (`counter schema`), from their admin sockets, and the
-families each release's prometheus module served (perf counters included: 16.2 by default, 18.2 and
-20.2 with exclude_perf_counters=false) in the releases spike.
+Both name a perf counter `ceph_` + promethize(logger + "_" + counter), as
+tests/fixtures/exporter/ceph_exporter_naming.py restates; ours all start `ceph_perfwatch_`, so a clash needs
+a Ceph logger that promethizes to that. The fixture ceph_counter_schemas.json holds every logger and
+counter (any priority) of an OSD, a mon and an RGW of Ceph 16.2.15, 18.2.7 and 20.2.4, read from their
+admin sockets, and the families each release's prometheus module served, perf counters included.
 """
 
 import json

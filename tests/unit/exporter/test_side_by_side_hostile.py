@@ -1,13 +1,9 @@
-"""Adversarial review of 5e70627 (a collection's admin-socket asks side by side: side_by_side.run_all,
-DaemonSockets.begin/prefetch/ask/end and its per-collection "silent" memory, clusters.due, osd_map.due).
-
-What an unlucky host (hung daemons, reused PIDs, a collection that raises, the thread limit) or a hostile
-unprivileged local user (hundreds of fake daemons with real sockets) does to it. Time is never measured:
-asks are counted, barriers prove asks overlap, and where time matters a fake clock is moved the way real
-time would move (a hung ask costs one --asok-timeout; asks inside one side_by_side.run_all overlap).
-
-Each docstring starts with BUG (the test failed on 5e70627 and showed a bug, fixed in 419dc6d) or HOLDS (a
-behaviour pinned).
+"""A collection's admin-socket asks side by side (side_by_side.run_all, DaemonSockets.begin/prefetch/ask/end
+and its per-collection "silent" memory, clusters.due, osd_map.due) against an unlucky host (hung daemons,
+reused PIDs, a collection that raises, the thread limit) and a hostile unprivileged local user (hundreds of
+fake daemons with real sockets). Time is never measured: asks are counted, barriers prove asks overlap, and
+where time matters a fake clock moves as real time would (a hung ask costs one --asok-timeout; asks inside
+one side_by_side.run_all overlap). What the review that wrote them found: docs/decisions/adversarial-reviews.md.
 """
 
 import logging
@@ -110,24 +106,16 @@ class HungAsks:
         raise asok.AsokTimeout("timed out")
 
 
-# ----- BUG: "due" is decided twice, at different times -------------------------------------------------
+# ----- "due" is decided once, at the collection's start -------------------------------------------------
 
 
 def test_hung_osds_whose_device_map_falls_due_mid_collection_are_asked_in_series(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """BUG. collector._asks decides whether an OSD's device map is due (so `config get osd_data` is asked
-    ahead, side by side) at the start of phase 2; osd_map.rows() decides again, later, after the phase-2
-    asks. When the minute runs out in between, rows() asks `config get osd_data` itself, one OSD after
-    another, outside side_by_side: a hung OSD costs a whole --asok-timeout each, in series.
-
-    It is not a rare race. Steady state on a host with a hung RGW (its perf dump is asked every collection,
-    so phase 2 lasts one timeout) and hung OSDs, --daemon-counters off (the default, so nothing else is
-    asked of an OSD): collections every 15 s on the loop's fixed rate; an OSD's map is stamped when rows()
-    ran, one timeout into its collection; a minute later phase 2 starts just short of the minute, and ends
-    one timeout later, past it. Every minute each hung OSD is asked in turn: 24 hung OSDs, 48 s -- what
-    5e70627 set out to end. Modelled on a fake clock: a hung ask costs T; the asks of one run_all overlap
-    (T once for the lot); an ask outside run_all costs T on its own."""
+    """An OSD's device map falls due while the phase-2 asks time out (a hung RGW makes them last one timeout;
+    --daemon-counters off): `config get osd_data` is still never asked outside side_by_side, one hung OSD
+    after another, for three minutes of collections every 15 s. Modelled on a fake clock: a hung ask costs T;
+    the asks of one run_all overlap (T once for the lot); an ask outside run_all costs T on its own."""
     host, fake = build(tmp_path)
     hung = hung_osds(host, range(20, 23), 1000)
     hung.add("/lab/run/ceph-client.rgw.x.asok")  # the RGW hangs too
@@ -168,16 +156,11 @@ def test_hung_osds_whose_device_map_falls_due_mid_collection_are_asked_in_series
 def test_the_17th_hung_daemon_of_an_unknown_cluster_is_asked_in_series_a_minute_later(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """BUG. The same hole in clusters.py: phase 1 takes the daemons whose fsid lookup is due when it starts;
-    _select calls clusters.find again after phase 1 has run, and a lookup that fell due meanwhile runs
-    there, one daemon after another (`config get fsid` to a hung socket: a timeout each, in series).
-
-    17 hung OSDs whose cluster no source tells (a lookup is retried every minute): the 17th is the second
-    wave of the 16 workers, so its lookup starts, and is stamped, one timeout after the others. A minute
-    later phase 1 takes the 16, just short of the minute for the 17th, which falls due while they time out
-    and is asked by _select alone. With 16 + k such daemons: k timeouts in series at the retry. Modelled on a
-    fake clock: the 16 first asks of a run_all meet at a barrier (they overlap), each ask ends T after it
-    started; an ask outside run_all is counted."""
+    """Likewise for fsid lookups (clusters.py): of 17 hung OSDs whose cluster no source tells (a lookup is
+    retried every minute), the 17th is in the second wave of the 16 workers and so falls due a timeout after
+    the others; _select never asks it alone, in series. Modelled on a fake clock: the 16 first asks of a
+    run_all meet at a barrier (they overlap), each ask ends T after it started; an ask outside run_all is
+    counted."""
     host, fake = build(tmp_path)
     hung = set()
     for n in range(17):  # cluster "lost": no /etc/ceph/lost.conf, no cephadm traces: only the socket could tell
@@ -224,18 +207,13 @@ def test_the_17th_hung_daemon_of_an_unknown_cluster_is_asked_in_series_a_minute_
     assert serial == [], f"asked one after another, a timeout each (clock, socket, command): {serial}"
 
 
-# ----- BUG (not new in 5e70627, but it defeats what 5e70627 counts on) ---------------------------------
+# ----- a daemon that no longer accepts ------------------------------------------------------------------
 
 
 def test_a_hung_daemon_whose_listen_backlog_is_full_is_counted_as_a_timeout(short_dir: Path) -> None:
-    """BUG (asok.py, older than 5e70627). A Ceph daemon whose admin-socket thread is stuck stops accepting;
-    every connection the exporter makes (and closes after its timeout) stays in the socket's listen backlog
-    (Ceph listens with a backlog of 5), so a few collections into a hang the backlog is full. A connect with
-    a timeout (a non-blocking connect) to a full AF_UNIX backlog fails at once with EAGAIN: asok.call raises a
-    plain AsokError, not AsokTimeout. So the hung OSD is counted fetch_errors_total{reason="error"}, not
-    "timeout" (README: a hung daemon shows reason="timeout"), and it is not made "silent": each of its
-    commands is tried. Suggested fix: in asok._connected, map BlockingIOError/EAGAIN from connect to
-    AsokTimeout ("not accepting")."""
+    """A Ceph daemon whose admin-socket thread is stuck stops accepting; the connections the exporter made
+    (and closed after its timeout) fill the listen backlog (Ceph's is 5), and a non-blocking connect then
+    fails at once with EAGAIN. That is a timeout, reason="timeout" as for any hung daemon, not an error."""
     path = str(short_dir / "s.asok")
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(path)
@@ -260,11 +238,11 @@ def test_a_hung_daemon_whose_listen_backlog_is_full_is_counted_as_a_timeout(shor
     )
 
 
-# ----- HOLDS: side by side, once a collection ----------------------------------------------------------
+# ----- side by side, once a collection ------------------------------------------------------------------
 
 
 def test_twenty_hung_osds_are_asked_once_each_sixteen_at_a_time(tmp_path: Path) -> None:
-    """HOLDS. 20 hung OSDs whose fsid is in their argv (nothing is asked in phase 1), --daemon-counters:
+    """20 hung OSDs whose fsid is in their argv (nothing is asked in phase 1), --daemon-counters:
     each is asked once (config get osd_data; its perf dump is not sent), at most 16 at once, and the first
     16 are all in flight together (a barrier of 16): two waves, about two timeouts, not twenty."""
     host, fake = build(tmp_path)
@@ -284,7 +262,7 @@ def test_twenty_hung_osds_are_asked_once_each_sixteen_at_a_time(tmp_path: Path) 
 
 
 def test_a_hung_rgw_is_asked_side_by_side_with_hung_osds_and_keeps_its_other_samples(tmp_path: Path) -> None:
-    """HOLDS. The RGW path: its perf dump is asked ahead with the OSDs' (the four first asks meet at a
+    """The RGW path: its perf dump is asked ahead with the OSDs' (the four first asks meet at a
     barrier of four), once a collection, and its process samples stay when it hangs."""
     host, fake = build(tmp_path)
     hung = hung_osds(host, range(20, 23), 1000, ("--fsid", FSID))
@@ -302,7 +280,7 @@ def test_a_hung_rgw_is_asked_side_by_side_with_hung_osds_and_keeps_its_other_sam
 
 
 def test_a_daemon_whose_first_command_errors_and_then_hangs_costs_one_timeout(tmp_path: Path) -> None:
-    """HOLDS. An error answer (not a timeout) silences nothing: `config get osd_data` answered
+    """An error answer (not a timeout) silences nothing: `config get osd_data` answered
     "ERROR: ..." at once, then `perf dump` hangs: each sent once; the data dir falls back, the counters say
     timeout. The next collection asks its perf dump again (a new collection forgets who was silent), and
     only that (the device map is cached a minute, failures too)."""
@@ -333,7 +311,7 @@ def test_a_daemon_whose_first_command_errors_and_then_hangs_costs_one_timeout(tm
 
 @pytest.mark.root
 def test_a_reply_dribbled_byte_by_byte_is_cut_at_the_timeout_and_nothing_more_is_sent(short_dir: Path) -> None:
-    """HOLDS, with a real socket and the real asok.call: an OSD that answers `config get osd_data` one byte
+    """With a real socket and the real asok.call: an OSD that answers `config get osd_data` one byte
     at a time (each byte well inside the timeout, the whole reply far past it) is cut at the timeout (the
     deadline covers the whole reply) and is silent for the rest of the collection: one connection, one
     command; its perf dump is not sent."""
@@ -368,7 +346,7 @@ def test_a_reply_dribbled_byte_by_byte_is_cut_at_the_timeout_and_nothing_more_is
 
 
 def test_each_fsid_found_side_by_side_is_found_cached_by_select(tmp_path: Path) -> None:
-    """HOLDS. 48 OSDs whose fsid only their sockets tell (cluster "sock": no conf): phase 1 asks each once,
+    """48 OSDs whose fsid only their sockets tell (cluster "sock": no conf): phase 1 asks each once,
     side by side, writing ClusterIds' cache from 16 threads; _select finds every one cached (no second
     ask), and all are reported in their cluster."""
     host, fake = build(tmp_path)
@@ -385,11 +363,11 @@ def test_each_fsid_found_side_by_side_is_found_cached_by_select(tmp_path: Path) 
         assert value(got, "daemon_threads", ceph_daemon=f"osd.{n}", cluster=other, hostname="node1") == 1
 
 
-# ----- HOLDS: two claimants, PIDs reused, answers left unread ------------------------------------------
+# ----- two claimants, PIDs reused, answers left unread --------------------------------------------------
 
 
 def test_of_two_claimants_of_a_hung_osd_the_socket_is_sent_one_command(tmp_path: Path) -> None:
-    """HOLDS. osd.0 (pid 100) hangs; a one-off `ceph-osd -i 0 --flush-journal` (pid 50) claims osd.0 too.
+    """osd.0 (pid 100) hangs; a one-off `ceph-osd -i 0 --flush-journal` (pid 50) claims osd.0 too.
     Phase 1 looks both up side by side: the one-off's ask is refused by the listener check (nothing sent),
     osd.0's times out. _select keeps the listener (pid 100); phase 2 sends it nothing more."""
     host, fake = build(tmp_path)
@@ -416,7 +394,7 @@ def test_of_two_claimants_of_a_hung_osd_the_socket_is_sent_one_command(tmp_path:
 
 
 def test_an_answer_left_unread_is_dropped_not_handed_to_a_reused_pid(tmp_path: Path) -> None:
-    """HOLDS. osd.0's answers asked ahead are left unread (its samples fail before its device map and
+    """osd.0's answers asked ahead are left unread (its samples fail before its device map and
     counters are read): end() drops them. Pid 100 is then a new process, osd.5 (a reused PID): the next
     collection asks osd.5's own socket and reads osd.5's reply, not osd.0's leftover."""
     host, fake = build(tmp_path)
@@ -446,7 +424,7 @@ def test_an_answer_left_unread_is_dropped_not_handed_to_a_reused_pid(tmp_path: P
 
 
 def test_a_collection_that_raises_midway_releases_its_lock_and_forgets_its_answers(tmp_path: Path) -> None:
-    """HOLDS. A bug after phase 2 (cgroup mounts raising what collect does not catch): collect raises, and
+    """A bug after phase 2 (cgroup mounts raising what collect does not catch): collect raises, and
     end() still ran (nothing asked ahead or silent is kept), the collector's lock is free, and the next
     collection asks afresh."""
     host, fake = build(tmp_path)
@@ -478,7 +456,7 @@ def test_a_collection_that_raises_midway_releases_its_lock_and_forgets_its_answe
 
 
 def test_a_bug_in_one_phase_one_lookup_is_counted_once_and_the_rest_are_read(tmp_path: Path) -> None:
-    """HOLDS. A lookup that raises what it does not expect (a bug in mon.a's config file lookup): run_all
+    """A lookup that raises what it does not expect (a bug in mon.a's config file lookup): run_all
     drops it in phase 1, _select looks again and counts it once as a "proc" error; mon.a is still reported
     (cluster unknown), the others as usual."""
     host, fake = build(tmp_path)
@@ -502,7 +480,7 @@ def test_a_bug_in_one_phase_one_lookup_is_counted_once_and_the_rest_are_read(tmp
 def test_at_the_thread_limit_a_collection_still_asks_every_daemon_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """HOLDS. No thread can be started (the process, or the host, at its limit): the collection's thread does
+    """No thread can be started (the process, or the host, at its limit): the collection's thread does
     every job itself, each hung OSD still asked once and every daemon reported."""
     host, fake = build(tmp_path)
     hung = hung_osds(host, range(20, 26), 1000, ("--fsid", FSID))
@@ -528,11 +506,11 @@ def test_at_the_thread_limit_a_collection_still_asks_every_daemon_once(
     assert value(got, "exporter_daemons", hostname="node1") == 3 + 6
 
 
-# ----- HOLDS: what worker threads share -----------------------------------------------------------------
+# ----- what worker threads share ------------------------------------------------------------------------
 
 
 def test_untrusted_socket_refusals_made_in_worker_threads_are_all_counted(tmp_path: Path) -> None:
-    """HOLDS. 40 OSDs whose sockets another user listens on: every command is refused in a worker thread
+    """40 OSDs whose sockets another user listens on: every command is refused in a worker thread
     (nothing sent) and counted in the one refusal counter: exactly two per OSD (osd_data, perf dump; a
     refusal is not a timeout and silences nothing)."""
     host, fake = build(tmp_path)
@@ -546,7 +524,7 @@ def test_untrusted_socket_refusals_made_in_worker_threads_are_all_counted(tmp_pa
 
 
 def test_error_counter_counts_exactly_from_many_threads() -> None:
-    """HOLDS. ErrorCounter from 16 threads at once: every call counted, the remembered kinds stay bounded."""
+    """ErrorCounter from 16 threads at once: every call counted, the remembered kinds stay bounded."""
     log = logging.getLogger("pw-5e-errors")
     log.propagate = False
     log.addHandler(logging.NullHandler())
@@ -567,13 +545,13 @@ def test_error_counter_counts_exactly_from_many_threads() -> None:
     assert len(counter._seen) <= 1000
 
 
-# ----- HOLDS: a hostile local user's fake daemons, with real sockets -------------------------------------
+# ----- a hostile local user's fake daemons, with real sockets -------------------------------------------
 
 
 def test_hundreds_of_another_users_fake_daemons_with_real_sockets_are_never_connected_to(
     short_dir: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """HOLDS. 300 processes of uid 1000 called ceph-osd (one claiming osd.0, below the real one's PID), each
+    """300 processes of uid 1000 called ceph-osd (one claiming osd.0, below the real one's PID), each
     with a real listening socket where its admin socket would be, beside a trusted osd.0: with the real
     asok.call and listener, not one connection reaches them (none is in the scan, so none is a job of
     either phase); they are counted as refused, with one warning for the user, not one each."""
@@ -616,7 +594,7 @@ def test_hundreds_of_another_users_fake_daemons_with_real_sockets_are_never_conn
 
 
 def test_listens_on_a_hung_socket_sends_nothing_and_does_not_wait(short_dir: Path) -> None:
-    """HOLDS. _select's duplicate check (listens(), in series, outside side_by_side) costs no timeout on a
+    """_select's duplicate check (listens(), in series, outside side_by_side) costs no timeout on a
     hung daemon: SO_PEERCRED is there at connect, whether the daemon accepts and never reads or never
     accepts at all (its backlog full: connect fails at once with EAGAIN rather than waiting out the 30 s
     timeout given). Nothing is sent either way; of a full backlog listens() cannot tell (None)."""

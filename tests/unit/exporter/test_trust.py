@@ -147,7 +147,7 @@ def test_status_and_user_parsers() -> None:
 
 
 def fake_daemon_of_a_user(host: FakeHost, pid: int, comm: str = "ceph-osd") -> None:
-    """What the issue tried: `exec -a ceph-osd python3 script.py --conf /tmp/fifo --id 99` as a local
+    """A local user's impostor: `exec -a ceph-osd python3 script.py --conf /tmp/fifo --id 99` as a local
     user, here with a comm that names a daemon too (a copy of a binary, or prctl) and a lower PID than
     the real osd.0; its command line is a FIFO, which a read would block on."""
     host.process(pid, comm, ["ceph-osd", "--conf", "/tmp/fifo", "--id", "0"], uid=USER, exe="/tmp/ceph-osd")

@@ -332,8 +332,9 @@ def _derives_from_pool_maps(cls: ast.ClassDef) -> bool:
 
 
 def test_no_module_code_uses_the_mgrs_send_command() -> None:
-    """send_command's completion borrows the calling thread's Python state on a mgr thread: Reef's mgr
-    crashed of it in CI (call_pool.py). Every command goes through MgrAdapter's librados calls."""
+    """send_command's completion borrows the calling thread's Python state on a mgr thread, which crashes Reef's
+    mgr on Python 3.13 (docs/decisions/why-librados-not-send-command.md). Every command goes through MgrAdapter's
+    librados calls."""
     offenders = {
         str(path.relative_to(MODULE_DIR)): found
         for path in sorted(MODULE_DIR.rglob("*.py"))

@@ -198,12 +198,12 @@ def test_with_the_exporters_reading_the_counters_no_osd_is_asked_and_no_osd_coun
     }  # fmt: skip
 
 
-# ----- found by review of the rewrite for 10,000 OSDs (rows, columns, its own worker pool) -----------------
+# ----- the collection's rows, columns and worker pool at their edges ---------------------------------------
 
 
 def test_per_osd_and_cluster_wide_results_of_one_unit_render_as_one_family() -> None:
     """A rados probe's per-OSD latencies come as a column, an rbd round's cluster-wide one as a sample of
-    the same family: both in one family (the first version refused it, and every cycle failed)."""
+    the same family: both in one family, and the cycle does not fail."""
     kv = KV()
     board = ResultBoard(BenchStore(kv.get, kv.put, 50, 10, Log()))
     for kind, heavy, osd, value in (("rados", False, 0, 0.002), ("rbd", True, None, 0.004)):

@@ -1,7 +1,7 @@
 """The collector's per-OSD deadlines (2 x request_timeout from when it asked): an answer counts only if it
 came in time, judged by when the adapter's thread handed it over, not by when the collecting thread got
-to it (a review found a late answer counted as good whenever other answers kept the queue from running
-empty). Real threads and time; the adapter is a fake whose answers come when the test says."""
+to it, so a late answer is late even while other answers keep the queue from running empty. Real threads and
+time; the adapter is a fake whose answers come when the test says."""
 
 from __future__ import annotations
 
@@ -111,8 +111,8 @@ def test_an_answer_stamped_before_its_deadline_counts_though_the_clock_is_read_b
 ) -> None:
     """The answering thread stamps its answer 1 ms before the deadline and is held 0.3 s before the answer
     reaches the queue; the collecting thread meanwhile finds the queue empty and reads the clock past the
-    deadline. Stamp and put are one step for the collecting thread's drain and clock reading (a review
-    found such an answer counted as a timeout)."""
+    deadline. Stamp and put are one step for the collecting thread's drain and clock reading, so the answer
+    counts, not as a timeout."""
     import queue as queue_module
 
     import perfwatch.collection.osd_reads as osd_reads_module

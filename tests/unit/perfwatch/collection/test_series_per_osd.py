@@ -2,13 +2,10 @@
 counters (the recorded Pacific perf dump), its two network addresses, and a result of every benchmark kind
 that measures OSDs (the light rados and net probes, the heavy osd bench). The lines that grow with the OSD
 count must grow by exactly PER_OSD_LINES per OSD, and nothing else may grow: at 10,000 OSDs each line per
-OSD is 10,000 series. Probe histograms were 76 lines per OSD (19 per histogram) until they became per device
-class: a change that adds per-OSD lines must change this budget, and say why. Each result's ratio to its baseline
-and a 0 regression flag were two more per OSD and metric until the rules derived the one and the module
-exported the other only while it is 1.
-
-For large clusters (daemon_counters_source=exporters, bench_export_baselines off) the budget is LEAN_LINES
-per OSD: the issue's bound for that case is 100,000 samples at 10,000 OSDs."""
+OSD is 10,000 series, so a change that adds per-OSD lines must change this budget, and say why (what was
+cut: docs/decisions/collection-cost.md#series-the-module-stopped-exporting). For large clusters
+(daemon_counters_source=exporters, bench_export_baselines off) the budget is LEAN_LINES per OSD, to stay
+within 100,000 samples at 10,000 OSDs."""
 
 from __future__ import annotations
 

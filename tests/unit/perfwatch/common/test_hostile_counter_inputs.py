@@ -1,10 +1,6 @@
 """Hostile or unlucky inputs against the mempool logger read from an OSD's perf dump (module and host
 exporter), the BlueStore commit evidence (commit_lat / txc_commit_lat) and attribution's COMMIT_SHARE.
-
-An adversarial review wrote them; those that were once named "bug" failed before the fixes beside them: an
-empty mempool logger counted nothing missing, a pool's absent items were exported as 0, the module counted a
-value that is no number as "error" where the exporter counts "decode", and a commit sum written 1e400 (inf)
-gave a NaN figure that made healthy peers slow committers."""
+What the review that wrote them found: docs/decisions/adversarial-reviews.md."""
 
 import copy
 import json
@@ -61,16 +57,16 @@ def with_mempool(logger: Any) -> dict[str, Any]:
 )
 def test_a_mempool_logger_without_any_bluestore_cache_bytes_is_accounted_missing(logger: Any) -> None:
     """A logger that is an object but holds no bluestore_cache_*_bytes (empty, other pools only, or only the
-    _items) gives no mempool sample and counts MEMPOOLS_MISSING, as an absent logger does (it once counted
-    nothing: the families silently empty)."""
+    _items) gives no mempool sample and counts MEMPOOLS_MISSING, as an absent logger does: the families are
+    never silently empty."""
     got = c.osd_counters(with_mempool(logger), "osd.0")
     assert not [s for s in got.samples if s.family in MEMPOOL_FAMILIES]
     assert c.MEMPOOLS_MISSING in got.missing, "no mempool sample and counters_missing says nothing is lacking"
 
 
 def test_a_pools_items_that_are_absent_are_not_exported_as_zero() -> None:
-    """A pool with _bytes but no _items: its bytes exported, its items not (once exported as 0, a value the OSD
-    never gave), and the items counted missing; in the samples and in the columns the collector renders."""
+    """A pool with _bytes but no _items: its bytes exported, its items not (0 would be a value the OSD never
+    gave), and the items counted missing; in the samples and in the columns the collector renders."""
     logger = copy.deepcopy(PERF_DUMP["mempool"])
     del logger["bluestore_cache_onode_items"]
     got = mempool_samples(with_mempool(logger))
@@ -214,7 +210,7 @@ def test_a_nested_mempool_key_before_the_logger_is_not_taken_for_it() -> None:
 
 def test_the_module_and_the_exporter_count_a_bad_mempool_value_under_the_same_reason() -> None:
     """The same reply (a mempool's bytes null) is fetch_errors_total{reason="decode"} from the module and from
-    the host exporter: the two sources are interchangeable (the module once counted it "error")."""
+    the host exporter: the two sources are interchangeable."""
     dump = copy.deepcopy(PERF_DUMP)
     dump["mempool"]["bluestore_cache_onode_bytes"] = None
     collector = Collector(TextAdapter(json.dumps(dump)))
@@ -296,8 +292,8 @@ def test_counters_that_went_back_or_did_not_move_give_no_figure() -> None:
     ids=["inf both", "-inf before", "inf after", "nan sum", "nan count"],
 )
 def test_window_latency_gives_only_finite_figures(before: tuple, after: tuple) -> None:
-    """A sum the JSON spells 1e400 decodes as inf: no figure for that OSD (it once gave NaN, inf - inf, or
-    inf, which commit_evidence and attribution took as a figure)."""
+    """A sum the JSON spells 1e400 decodes as inf: no figure for that OSD (not NaN, inf - inf, or inf, which
+    commit_evidence and attribution would take as a figure)."""
     got = window_latency({0: before}, {0: after})
     assert all(math.isfinite(v) for v in got.values()), got
 

@@ -202,7 +202,7 @@ def secured(tag: str) -> Wanted:
     return Wanted(FixedSecurity(auth=BasicAuth({"u": pw.hash_pbkdf2("p" + tag, iterations=1000)})), tag, None)
 
 
-def test_new_security_is_served_where_it_listens_even_when_the_new_address_cannot_be(  # the second review's H1
+def test_new_security_is_served_where_it_listens_even_when_the_new_address_cannot_be(  # never an older security
 ) -> None:
     FakeServer.running = []
     with made(UnbindableServer) as (ep, _published, _):

@@ -67,8 +67,8 @@ def test_listen_endpoint_honours_per_mgr_values() -> None:
 )
 def test_a_value_not_of_its_type_is_refused_and_the_default_used(name: str, value: object, says: str) -> None:
     """Ceph checks an option's type at `ceph config set`; should a value of another type reach the module
-    anyway, config.read once raised (ValueError, OverflowError) and no Config was built: now the value is
-    refused like any invalid one (PERFWATCH_CONFIG_INVALID), its default used, the other values kept."""
+    anyway, config.read does not raise (ValueError, OverflowError): the value is refused like any invalid one
+    (PERFWATCH_CONFIG_INVALID), its default used, the other values kept."""
     values = {name: value, "history_limit": "77"}
     cfg, refused = config.read(values.get, lambda n, default: default)
     assert cfg.as_dict()[name] == options.defaults()[name]

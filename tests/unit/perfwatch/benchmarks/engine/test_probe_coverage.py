@@ -1,4 +1,4 @@
-"""Every OSD measured (issue 23 point 6): the scratch pool's PG count for a cluster's size, the rounds that
+"""Every OSD measured: the scratch pool's PG count for a cluster's size, the rounds that
 cover every reachable OSD at 1,000 and 10,000 simulated OSDs, and the coverage figures."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The light rados probe's coverage of every up OSD, adversarially: tiny and huge clusters,
 OSDs that fail, move or vanish, clock jumps, targeted runs, option values at and past their bounds, and
-pools the module did not create. Pure: fakes only. An adversarial review wrote them; the docstrings that say
-"once" name a bug fixed beside them."""
+pools the module did not create. Pure: fakes only. What the review that wrote them found:
+docs/decisions/adversarial-reviews.md."""
 
 from __future__ import annotations
 
@@ -88,8 +88,8 @@ def test_pg_target_never_shrinks_never_exceeds_the_pool_limit_and_never_raises(
 
 def test_scratch_pool_pg_num_that_is_not_a_power_of_two_never_becomes_the_pools_pg_num() -> None:
     """scratch_pool_pg_num=100 is within its bounds (8..4096) but refused: a pool of 100 PGs would raise Ceph's
-    HEALTH_WARN POOL_PG_NUM_NOT_POWER_OF_TWO, and grow() then never runs (it wants HEALTH_OK). It was once
-    accepted and the pool made so; pg_target rounds such a floor down to a power of two too."""
+    HEALTH_WARN POOL_PG_NUM_NOT_POWER_OF_TWO, and grow() then never runs (it wants HEALTH_OK); pg_target
+    rounds such a floor down to a power of two too."""
     cfg, refused = config.read(lambda n: 100 if n == "scratch_pool_pg_num" else options.defaults()[n], lambda n, d: d)
     used_at_creation = cfg.scratch_pool_pg_num
     assert "scratch_pool_pg_num" in refused or is_power_of_two(used_at_creation), "the pool is created with 100 PGs"
@@ -253,8 +253,8 @@ def test_a_forward_clock_jump_makes_results_stale_then_fresh_again() -> None:
 
 
 def test_a_command_run_on_one_osd_does_not_shrink_the_cluster_wide_coverage_series() -> None:
-    """`ceph perfwatch bench run rados --osd 5` plans osd.5 only: the cluster-wide coverage view stays (it once
-    became that one OSD, or none and the series vanished for a down OSD, until the next scheduled round)."""
+    """`ceph perfwatch bench run rados --osd 5` plans osd.5 only: the cluster-wide coverage view stays, and does
+    not become that one OSD (or none, the series gone, for a down OSD) until the next scheduled round."""
     ctx, io = Ctx(osds=20, per_round=1000), IO()
     probe(ctx, io)
     assert sum(ctx.coverage.counts(0.0).values()) == 20

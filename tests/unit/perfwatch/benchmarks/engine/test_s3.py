@@ -263,8 +263,8 @@ class _Misbehaving(http.server.BaseHTTPRequestHandler):
 
 @pytest.mark.parametrize(("mode", "error"), [("drip", "no complete answer in 1 s"), ("flood", "answer larger than")])
 def test_a_slow_or_huge_answer_ends_the_request_in_its_time_and_size(mode: str, error: str) -> None:
-    """The review: an endpoint dripping a byte every 2 s held the probe past its hard deadline (cancel
-    could not stop it, later probes were refused); a 300 MiB answer grew the mgr by 750 MB."""
+    """An endpoint dripping a byte at a time, or sending a huge answer, ends the request within its timeout
+    and its size cap: the probe keeps its hard deadline (cancel works, later probes run) and its memory."""
     handler = type("Handler", (_Misbehaving,), {"mode": mode, "stop": threading.Event()})
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)

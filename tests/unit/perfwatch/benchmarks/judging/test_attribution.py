@@ -108,7 +108,7 @@ def test_commit_evidence_of_an_osd_outside_the_slow_acting_sets_blames_nobody() 
     assert attribute(run, "rados", acting, latency) == run
 
 
-# ----- found by the review of issue 21: each names the OSD at fault, and hides no second one ------------
+# ----- each names the OSD at fault, and hides no second one ---------------------------------------------
 
 NINE = {0: [0, 1, 2], 1: [1, 2, 0], 2: [2, 0, 1], 3: [3, 4, 5], 4: [4, 5, 3], 5: [5, 3, 4],
         6: [6, 7, 8], 7: [7, 8, 6], 8: [8, 6, 7]}  # fmt: skip

@@ -288,7 +288,7 @@ USER_TAGS = b"<Tagging><TagSet><Tag><Key>team</Key><Value>backup</Value></Tag></
         (FakeS3(True, ["rgw-important-backup.tar", "rgw-2024-report.csv", "keepme.txt"]), "holds objects perfwatch"),
         (FakeS3(True, ["rgw-important-backup.tar"], tags=USER_TAGS), "holds objects perfwatch did not write"),
         (FakeS3(True, [], tags=USER_TAGS), "carries tags that are not perfwatch's"),
-        # The review: another user's empty bucket, with a policy granting the probe's user s3:*.
+        # another user's empty bucket, with a policy granting the probe's user s3:*
         (FakeS3(True, [], owner="alice"), "belongs to user 'alice', not to the probe's user 'probe'"),
         (FakeS3(True, [], tags=rgw.tagging_xml(), owner="alice"), "belongs to user 'alice'"),
     ],
@@ -345,7 +345,7 @@ APPS = {"perfwatch": {"perfwatch": {}}, "default.rgw.buckets.index": {"rgw": {}}
         ({"pool": "default.rgw.buckets.index", "namespace": "perfwatch", "prefix": RUN}, None),
         ({"pool": "perfwatch", "namespace": "perfwatch", "image": "perfwatch." + RUN}, None),
         ({"s3_bucket": "b", "s3_key": "perfwatch-probe." + RUN}, None),
-        # The review's tampered registry: an empty prefix in the default namespace of a cephfs pool.
+        # a tampered registry: an empty prefix in the default namespace of a cephfs pool
         ({"pool": "cephfs_data", "namespace": "", "prefix": ""}, "prefix '' is not the run id"),
         ({"pool": "cephfs_data", "namespace": "x", "prefix": RUN}, "neither perfwatch's nor RGW's (cephfs)"),
         ({"pool": "perfwatch", "namespace": "", "prefix": RUN}, "no namespace of its own"),
