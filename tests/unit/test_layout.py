@@ -19,6 +19,7 @@ REPO = Path(__file__).resolve().parents[2]
 # (directory, the package name its modules are imported by); subpackages (benchmarks/kinds/, ...) included
 PACKAGES = [
     (REPO / "mgr_module" / "perfwatch", "perfwatch"),
+    (REPO / "exporters" / "perfwatch_host_exporter", "perfwatch_host_exporter"),
 ]
 SIZE_GUIDED = [REPO / "mgr_module" / "perfwatch"]  # every .py file below these, recursively
 

@@ -3,7 +3,7 @@
 collection error) and says daemon_up 0."""
 
 import time
-from typing import TYPE_CHECKING, Dict, List, Set, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Set, Tuple
 
 from perfwatch.common.metrics_model import Labels, Sample
 
@@ -11,14 +11,13 @@ from .. import daemon_counters
 from .registry import PARTS, Part, Run
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..collector import HostCollector
     from ..discovery import Daemon
     from ..procfs import ProcStat
 
 
 @PARTS.register("osd_counters")
 class OsdCounters(Part):
-    def __init__(self, collector: "HostCollector") -> None:
+    def __init__(self, collector: Any) -> None:
         super().__init__(collector)
         # per (cluster, OSD) whose counters are read here: when last read (wall clock), failures by reason
         self.last_read: Dict[Tuple[str, str], float] = {}

@@ -1,12 +1,11 @@
 """The registry of the exporter's parts: a part's class registers itself under its name, and the
 collector builds every registered part for each exporter (as node_exporter's collectors do)."""
 
-from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Set, Tuple, Type, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Set, Tuple, Type, TypeVar
 
 from perfwatch.common.metrics_model import Labels, Sample
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..collector import HostCollector
     from ..discovery import Daemon
     from ..procfs import ProcStat
 
@@ -32,7 +31,10 @@ class Part:
     name = ""
     scope = DAEMON
 
-    def __init__(self, collector: "HostCollector") -> None:
+    def __init__(self, collector: Any) -> None:
+        # The HostCollector (typed Any: collector.py imports the parts, so they import nothing of it): a part
+        # reads its settings, root, sockets, cgroups, osd_map, device_kinds, tc, ip, clk_tck, page_size,
+        # net_exclude and errors.
         self.c = collector
 
     def enabled(self) -> bool:
@@ -79,7 +81,7 @@ class PartRegistry:
     def names(self) -> List[str]:
         return list(self._parts)
 
-    def build(self, collector: "HostCollector", only: Optional[List[str]] = None) -> List[Part]:
+    def build(self, collector: Any, only: Optional[List[str]] = None) -> List[Part]:
         """An instance of every registered part (or of those named), for one collector."""
         return [cls(collector) for name, cls in self._parts.items() if only is None or name in only]
 
