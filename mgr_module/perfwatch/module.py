@@ -19,15 +19,15 @@ from .benchmarks.runner import Runner
 from .ceph import mgr_compat, mgr_logging
 from .ceph.mgr_adapter import MgrAdapter, MgrProgress
 from .collection.collector import Collector, Settings
-from .commands import secret_files
+from .commands import secret_store
 from .commands.bench import BenchCommands
 from .commands.secrets import SecretsCommands
 from .commands.status import StatusCommands
 from .commands.top import TopCommands
 from .common.version import __version__
-from .endpoint import security as endpoint_security
-from .endpoint.listener import Endpoint
+from .endpoint import tls_auth
 from .endpoint.pages import active_app
+from .endpoint.serving import Endpoint
 from .load.attribution import LoadAttribution
 from .load.owner import QueryOwner
 from .options import config, declared, validation
@@ -52,7 +52,7 @@ class Module(BenchCommands, StatusCommands, TopCommands, SecretsCommands, MgrMod
         self.config_in_force = config.defaults()  # refused values replaced
         self.config_errors: Dict[str, str] = {}  # option -> why its value is refused (validation.py)
         self.metrics_endpoint: Optional[Endpoint] = None  # built in serve(), with the collector it serves
-        self._security = endpoint_security.build(endpoint_security.Inputs(False, None, None, None, None))
+        self._security = tls_auth.build(tls_auth.Inputs(False, None, None, None, None))
         self.collector: Optional[Collector] = None
         self.runner: Optional[Runner] = None
         self.board: Optional[ResultBoard] = None
@@ -63,7 +63,7 @@ class Module(BenchCommands, StatusCommands, TopCommands, SecretsCommands, MgrMod
         A value validation.py refuses is not used (see validation.effective): it is logged once per
         change and reported in `ceph perfwatch status` and as PERFWATCH_CONFIG_INVALID."""
         new, refused = config.read(self.get_module_option, self.get_localized_module_option)
-        stored = secret_files.stored_s3_credentials(self.get_store)  # set-s3-credentials wins
+        stored = secret_store.stored_s3_credentials(self.get_store)  # set-s3-credentials wins
         if stored is not None:
             new = new._replace(rgw_s3_access_key=stored[0], rgw_s3_secret_key=stored[1])
         for name, message in sorted(validation.newly_refused(self.config_errors, refused).items()):
@@ -87,9 +87,9 @@ class Module(BenchCommands, StatusCommands, TopCommands, SecretsCommands, MgrMod
 
     def _ensure_endpoint(self, endpoint: Endpoint) -> None:
         wanted = config.listen_endpoint(self.get_localized_module_option)
-        given = endpoint_security.inputs(self.config_in_force.ssl, self.get_localized_store, self.get_store)
+        given = tls_auth.inputs(self.config_in_force.ssl, self.get_localized_store, self.get_store)
         if given.fingerprint() != self._security.fingerprint:  # built again only when the store changed
-            self._security = endpoint_security.build(given)
+            self._security = tls_auth.build(given)
         if endpoint.ensure(wanted["addr"], wanted["port"], self._security):
             self.update_health()
 

@@ -8,7 +8,7 @@ from mgr_module import MgrStandbyModule, Option
 from .ceph import mgr_logging
 from .common.server import HttpServer
 from .common.server.security import Security
-from .endpoint import security as endpoint_security
+from .endpoint import tls_auth
 from .endpoint.pages import standby_app
 from .module import MODULE_OPTIONS
 from .options import config, validation
@@ -34,9 +34,9 @@ class StandbyModule(MgrStandbyModule):
         code = options.coerce("standby_error_status_code", self.get_module_option("standby_error_status_code"))
         return mode, code
 
-    def _security(self) -> endpoint_security.Wanted:
+    def _security(self) -> tls_auth.Wanted:
         ssl_on = bool(options.coerce("ssl", self.get_module_option("ssl")))
-        return endpoint_security.build(endpoint_security.inputs(ssl_on, self.get_localized_store, self.get_store))
+        return tls_auth.build(tls_auth.inputs(ssl_on, self.get_localized_store, self.get_store))
 
     def serve(self) -> None:
         endpoint = config.listen_endpoint(self.get_localized_module_option)
@@ -52,7 +52,7 @@ class StandbyModule(MgrStandbyModule):
                 wanted = self._security()
             except Exception:  # build() does not raise; reading the store might
                 self.log.exception("standby: cannot read the TLS and auth settings")
-                wanted = endpoint_security.Wanted(Security(), "", "settings unreadable")
+                wanted = tls_auth.Wanted(Security(), "", "settings unreadable")
             if wanted.fingerprint != serving or (server is None and wanted.error is None):
                 if server is not None:
                     server.stop()

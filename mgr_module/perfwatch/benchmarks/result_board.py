@@ -9,9 +9,9 @@ from ..common.exposition import Column, as_samples
 from ..common.metrics_model import Sample
 from .kinds.registry import KINDS
 from .measurement import Measurement
-from .metrics import ProbeHistograms, Where, result_exposition, result_where
 from .records import fit, state
 from .records.store import BenchStore
+from .result_samples import ProbeHistograms, Where, result_exposition, result_where
 from .run import Run
 
 LastResult = Tuple[float, str]  # (value, unit) of a result

@@ -3,7 +3,7 @@
 The names (without the ceph_perfwatch_ prefix that render() adds) are what Samples carry. A daemon's
 counters and how reading them went come first: declared in common/daemon_counters/counter_families.py (the host exporter
 reads them too) and declared here again, in their order. Then what only the module exports: the OSD map's
-networks (osd_networks.py), the collection itself (collector.py), benchmark results (benchmarks/metrics.py)
+networks (osd_networks.py), the collection itself (collector.py), benchmark results (benchmarks/result_samples.py)
 and whose load (load/). The host exporter has a registry of its own.
 """
 
@@ -54,7 +54,7 @@ HTTP_REFUSED = _declare(
     ("reason",),
 ).name
 
-# --- benchmark results (benchmarks/metrics.py): ceph_daemon only for a result of one OSD ---------------
+# --- benchmark results (benchmarks/result_samples.py): ceph_daemon only for a result of one OSD ---------------
 BENCH: Tuple[str, ...] = (*DAEMON, "kind", "metric")
 BENCH_RESULT = {
     "iops": _declare(

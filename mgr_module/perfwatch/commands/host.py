@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any, Dict, Optional
 if TYPE_CHECKING:  # pragma: no cover - names for the type checker only
     from ..benchmarks.runner import Runner
     from ..collection.collector import Collector
-    from ..endpoint.listener import Endpoint
+    from ..endpoint.serving import Endpoint
     from ..load.attribution import LoadAttribution
     from ..options.config import Config
 

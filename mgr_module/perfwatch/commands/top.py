@@ -1,5 +1,5 @@
 """`ceph perfwatch top`: the busiest pools or clients of the last window, from the load attribution the
-active mgr runs (load/; load/top.py builds the rows)."""
+active mgr runs (load/; load/top_rows.py builds the rows)."""
 
 import enum
 import errno
@@ -8,7 +8,7 @@ from typing import Any, Dict, Optional
 from mgr_module import HandleCommandResult
 
 from ..ceph import mgr_compat
-from ..load import top
+from ..load import top_rows
 from ..load.queries import TOMBSTONE
 from ..load.tally import EMPTY
 from .host import CommandHost
@@ -42,10 +42,12 @@ class TopCommands(CommandHost):
             note = "no window yet: the queries are asked every collect_interval, after 15 s at least"
         try:
             if note:  # the arguments are still checked; a pool or client query cannot be judged yet
-                report: Dict[str, Any] = dict(top.rows(EMPTY, {}, by_name, osd, None, need_clients=False), pool=pool)
+                report: Dict[str, Any] = dict(
+                    top_rows.rows(EMPTY, {}, by_name, osd, None, need_clients=False), pool=pool
+                )
                 report["note"] = note
             else:
-                report = top.rows(last, names, by_name, osd, pool)
-        except top.TopError as exc:
+                report = top_rows.rows(last, names, by_name, osd, pool)
+        except top_rows.TopError as exc:
             return HandleCommandResult(-errno.EINVAL, "", str(exc))
-        return HandleCommandResult(stdout=render(report, format, top.render_plain))
+        return HandleCommandResult(stdout=render(report, format, top_rows.render_plain))

@@ -6,7 +6,7 @@ import threading
 from typing import Any, Callable, Dict, List, Tuple
 
 from ..common.metrics_model import Sample
-from . import metrics, queries
+from . import load_samples, queries
 from .owner import QueryOwner
 from .tally import EMPTY, Window, parse, window
 
@@ -66,11 +66,11 @@ class LoadAttribution:
                     client_limit if clients is not None else 0,
                 )
                 names = self._pool_names()
-                limits = metrics.Limits(
+                limits = load_samples.Limits(
                     int(opts["load_top_clients"]), int(opts["load_top_per_osd"]), int(opts["load_osd_series_max"])
                 )
-                out, left_out = metrics.samples(win, names, limits)
-            state = metrics.state_samples(self.owner.registered, sorted(wanted), dict(self.owner.errors))
+                out, left_out = load_samples.samples(win, names, limits)
+            state = load_samples.state_samples(self.owner.registered, sorted(wanted), dict(self.owner.errors))
         except Exception:
             with self._lock:  # nothing stale exported as if current
                 self._last, self._names, self._load_samples, self._samples, self.left_out = EMPTY, {}, [], [], 0

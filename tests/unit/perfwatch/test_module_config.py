@@ -184,7 +184,7 @@ def test_config_and_regression_checks_coexist(module_class: Any) -> None:
 
 
 def test_a_refused_server_addr_is_not_listened_on(module_class: Any) -> None:
-    from perfwatch.endpoint.listener import Endpoint
+    from perfwatch.endpoint.serving import Endpoint
 
     def never(*args: Any) -> Any:
         raise AssertionError("a refused server_addr reached HttpServer")

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from perfwatch.commands import secret_files as secrets_commands
-from perfwatch.endpoint import security as endpoint_security
+from perfwatch.commands import secret_store
+from perfwatch.endpoint import tls_auth
 from tests.unit.perfwatch.common.test_server_security import get
 from tests.unit.perfwatch.test_module_config import make, module_class, status  # noqa: F401  (module_class is a fixture)
 from tests.unit.perfwatch.test_module_endpoint import next_pass, serving_module, wait_for
@@ -156,15 +156,15 @@ def test_s3_credentials_from_a_file_win_over_the_options_and_never_show(module_c
 
 
 def test_stored_users_that_do_not_parse_stop_the_endpoint() -> None:
-    given = endpoint_security.Inputs(False, None, None, None, '{"u": "plaintext"}')
-    wanted = endpoint_security.build(given)
+    given = tls_auth.Inputs(False, None, None, None, '{"u": "plaintext"}')
+    wanted = tls_auth.build(given)
     assert wanted.error is not None and "not a password hash" in wanted.error
-    assert endpoint_security.build(given._replace(users="[1]")).error is not None
-    assert endpoint_security.build(given._replace(users=None)).error is None
+    assert tls_auth.build(given._replace(users="[1]")).error is not None
+    assert tls_auth.build(given._replace(users=None)).error is None
 
 
 def test_s3_credential_formats() -> None:
-    parse = secrets_commands.parse_s3_credentials
+    parse = secret_store.parse_s3_credentials
     assert parse("AK\nSK\n") == ("AK", "SK")
     assert parse('{"access_key": "AK", "secret_key": "SK"}') == ("AK", "SK")
     assert parse('{"user_id": "u", "keys": [{"user": "u", "access_key": "AK", "secret_key": "SK"}]}') == ("AK", "SK")
@@ -177,17 +177,17 @@ def test_a_store_value_that_would_raise_never_stops_the_endpoint_and_never_opens
     monkeypatch: pytest.MonkeyPatch, pki: dict[str, Any]
 ) -> None:
     """build() fails closed on anything: JSON nested past Python's recursion limit, a full temp dir."""
-    deep = endpoint_security.Inputs(False, None, None, None, "[" * 100000)
-    wanted = endpoint_security.build(deep)
+    deep = tls_auth.Inputs(False, None, None, None, "[" * 100000)
+    wanted = tls_auth.build(deep)
     assert wanted.error is not None and "nested too deep" in wanted.error
-    assert secrets_commands.clear_basic_auth({"basic_auth_users": "[" * 100000}.get, lambda k, v: None, "x")[0] < 0
+    assert secret_store.clear_basic_auth({"basic_auth_users": "[" * 100000}.get, lambda k, v: None, "x")[0] < 0
 
     def full(*args: Any, **kwargs: Any) -> str:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(endpoint_security.tempfile, "mkdtemp", full)
-    given = endpoint_security.Inputs(True, pem(pki["server"], "cert"), pem(pki["server"], "key"), None, None)
-    wanted = endpoint_security.build(given)
+    monkeypatch.setattr(tls_auth.tempfile, "mkdtemp", full)
+    given = tls_auth.Inputs(True, pem(pki["server"], "cert"), pem(pki["server"], "key"), None, None)
+    wanted = tls_auth.build(given)
     assert wanted.error is not None and "No space left" in wanted.error and wanted.security.tls() is None
 
 
@@ -200,17 +200,17 @@ def test_an_encrypted_key_is_refused_at_once_never_prompted_for(tmp_path: Path, 
     subprocess.run(argv, check=True, capture_output=True)
     text = encrypted.read_text()
     assert "ENCRYPTED" in text
-    assert "encrypted private key" in (endpoint_security.check_pem(text, "private key") or "")
-    given = endpoint_security.Inputs(True, pem(pki["server"], "cert"), text, None, None)
-    wanted = endpoint_security.build(given)  # an OpenSSL prompt would wait on the terminal here
+    assert "encrypted private key" in (tls_auth.check_pem(text, "private key") or "")
+    given = tls_auth.Inputs(True, pem(pki["server"], "cert"), text, None, None)
+    wanted = tls_auth.build(given)  # an OpenSSL prompt would wait on the terminal here
     assert wanted.error is not None and "encrypted private key" in wanted.error
 
 
 def test_names_with_a_trailing_newline_or_control_characters_are_refused() -> None:
     store: dict[str, str] = {}
     put = lambda k, v: store.__setitem__(k, v)  # noqa: E731
-    assert secrets_commands.set_basic_auth(store.get, put, "bob\n", "long enough")[0] == -errno.EINVAL
-    assert secrets_commands.set_pem(put, "crt", "x\n", "-----BEGIN CERTIFICATE-----")[0] == -errno.EINVAL
+    assert secret_store.set_basic_auth(store.get, put, "bob\n", "long enough")[0] == -errno.EINVAL
+    assert secret_store.set_pem(put, "crt", "x\n", "-----BEGIN CERTIFICATE-----")[0] == -errno.EINVAL
     assert store == {}
-    wanted = endpoint_security.build(endpoint_security.Inputs(False, None, None, None, '{"a\\nb": "x"}'))
+    wanted = tls_auth.build(tls_auth.Inputs(False, None, None, None, '{"a\\nb": "x"}'))
     assert wanted.error is not None and "\n" not in wanted.error

@@ -7,8 +7,8 @@ import pytest
 
 from perfwatch.collection.module_families import MODULE_REGISTRY
 from perfwatch.common.exposition import render
-from perfwatch.load import tally, top
-from perfwatch.load.metrics import Limits, samples, state_samples
+from perfwatch.load import tally, top_rows
+from perfwatch.load.load_samples import Limits, samples, state_samples
 from perfwatch.load.queries import COUNTERS
 
 NAMES = {1: "rbd", 2: "rbd-db", 3: "cephfs.data"}
@@ -102,8 +102,8 @@ def test_an_osd_that_counted_more_keys_than_the_limit_makes_client_figures_appro
     assert by_name(found, "load_clients_sampled_osds") == {(): 0.0}, "osd.7 counted 2 keys: the OSD samples above 2"
     found, _ = samples(window(limit=1), NAMES, Limits(10, 2, 1000))
     assert by_name(found, "load_clients_sampled_osds") == {(): 1.0}
-    assert top.rows(window(limit=1), NAMES, "client")["sampled"] is True
-    assert top.rows(window(limit=2), NAMES, "client")["sampled"] is False
+    assert top_rows.rows(window(limit=1), NAMES, "client")["sampled"] is True
+    assert top_rows.rows(window(limit=2), NAMES, "client")["sampled"] is False
 
 
 def test_ops_that_both_read_and_write_count_once_in_shares_and_rankings() -> None:
@@ -111,7 +111,7 @@ def test_ops_that_both_read_and_write_count_once_in_shares_and_rankings() -> Non
     once. Pool 1 has 100 such ops, pool 2 100 plain writes: each is half the load, not two thirds and one."""
     pools = answer((("1", "0"), pairs(100, 100, ops=100)), (("2", "0"), pairs(100, 0)))
     win = tally.window(10.0, tally.parse(pools), 10.0, {}, 0)
-    assert [r["ops_share"] for r in top.rows(win, NAMES, "pool")["rows"]] == [0.5, 0.5]
+    assert [r["ops_share"] for r in top_rows.rows(win, NAMES, "pool")["rows"]] == [0.5, 0.5]
     found, _ = samples(win, NAMES, Limits(0, 2, 1000))
     assert by_name(found, "load_osd_ops")[("osd.0", "write")] == 20.0, "writes per second, as counted"
 
@@ -125,15 +125,15 @@ def test_malformed_answers_are_skipped_not_raised() -> None:
 
 
 def test_top_shows_the_busiest_first_for_the_cluster_an_osd_or_a_pool() -> None:
-    report = top.rows(window(), NAMES, "pool")
+    report = top_rows.rows(window(), NAMES, "pool")
     assert [r["name"] for r in report["rows"]] == ["rbd-db", "rbd", "pool 9"] and report["window_seconds"] == 10.0
     assert report["rows"][0]["write_ops"] == 82.0 and report["rows"][0]["write_latency_ms"] == 2.0
-    assert [r["name"] for r in top.rows(window(), NAMES, "pool", osd=3)["rows"]] == ["rbd", "pool 9"]
-    clients = top.rows(window(), NAMES, "client", pool="rbd-db")
+    assert [r["name"] for r in top_rows.rows(window(), NAMES, "pool", osd=3)["rows"]] == ["rbd", "pool 9"]
+    clients = top_rows.rows(window(), NAMES, "client", pool="rbd-db")
     assert [r["name"] for r in clients["rows"]] == ["client.4121"] and clients["rows"][0]["ops_share"] == 1.0
-    text = top.render_plain(top.rows(window(), NAMES, "client", osd=7))
+    text = top_rows.render_plain(top_rows.rows(window(), NAMES, "client", osd=7))
     assert "client.4121" in text.splitlines()[2] and "over the last 10 s" in text
-    assert "no client I/O counted" in top.render_plain(top.rows(window(), NAMES, "pool", osd=99))
+    assert "no client I/O counted" in top_rows.render_plain(top_rows.rows(window(), NAMES, "pool", osd=99))
 
 
 @pytest.mark.parametrize(
@@ -146,13 +146,13 @@ def test_top_shows_the_busiest_first_for_the_cluster_an_osd_or_a_pool() -> None:
 )
 def test_top_refuses_what_selects_nothing_and_says_what_is_accepted(by: str, osd: int | None, pool: str | None,
                                                                     said: str) -> None:  # fmt: skip
-    with pytest.raises(top.TopError, match=said):
-        top.rows(window(), NAMES, by, osd, pool)
+    with pytest.raises(top_rows.TopError, match=said):
+        top_rows.rows(window(), NAMES, by, osd, pool)
 
 
 def test_top_by_client_without_a_client_query_says_why() -> None:
-    with pytest.raises(top.TopError, match="load_client_sample is 0"):
-        top.rows(window(limit=0), NAMES, "client")
+    with pytest.raises(top_rows.TopError, match="load_client_sample is 0"):
+        top_rows.rows(window(limit=0), NAMES, "client")
 
 
 def test_thousands_of_clients_export_only_the_busiest_within_the_bounds() -> None:
@@ -190,13 +190,13 @@ def test_a_hostile_entry_is_skipped_and_the_others_still_count(what: str, entry:
 
 def test_top_shows_a_pool_name_with_control_characters_escaped() -> None:
     names = {**NAMES, 2: "evil\n\x1b[31mred"}
-    text = top.render_plain(top.rows(window(), names, "pool"))
+    text = top_rows.render_plain(top_rows.rows(window(), names, "pool"))
     assert "\x1b" not in text and "evil\\n\\x1b[31mred"[:24] in text
     assert len(text.splitlines()) == 2 + 3, "one line per row"
 
 
 def test_top_before_any_window_checks_its_arguments_but_judges_no_pool_or_client_yet() -> None:
-    quiet = top.rows(tally.EMPTY, {}, "client", None, None, need_clients=False)
+    quiet = top_rows.rows(tally.EMPTY, {}, "client", None, None, need_clients=False)
     assert quiet["rows"] == []
-    with pytest.raises(top.TopError, match="0 or more"):
-        top.rows(tally.EMPTY, {}, "pool", -1, None, need_clients=False)
+    with pytest.raises(top_rows.TopError, match="0 or more"):
+        top_rows.rows(tally.EMPTY, {}, "pool", -1, None, need_clients=False)

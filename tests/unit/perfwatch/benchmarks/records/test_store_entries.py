@@ -361,7 +361,7 @@ def test_baselines_beyond_the_record_budget_keep_their_newest_values() -> None:
 
 
 def test_a_regression_whose_result_was_lost_is_still_flagged() -> None:
-    from perfwatch.benchmarks.metrics import result_samples
+    from perfwatch.benchmarks.result_samples import result_samples
 
     out = result_samples({}, {}, ["osd/write_iops_4k/osd.900"], {}, {})
     assert [(s.family, dict(s.labels), s.value) for s in out] == [

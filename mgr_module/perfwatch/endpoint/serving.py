@@ -17,7 +17,7 @@ from ..common.server import HttpServer
 from ..common.server.responses import App
 from ..common.server.security import Security
 from ..options import validation
-from .security import Wanted
+from .tls_auth import Wanted
 
 # ----- health check ------------------------------------------------------------------------------
 

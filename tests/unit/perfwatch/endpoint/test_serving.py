@@ -1,4 +1,4 @@
-"""mgr_module/perfwatch/endpoint/listener.py over real sockets on 127.0.0.1: a server_addr that cannot be bound
+"""mgr_module/perfwatch/endpoint/serving.py over real sockets on 127.0.0.1: a server_addr that cannot be bound
 here never takes the metrics endpoint down; it keeps serving where it listened before, says so in `error` and
 raises PERFWATCH_ENDPOINT until it listens where configured. 192.0.2.1 (TEST-NET-1) is never an address of this
 host: binding it fails with EADDRNOTAVAIL, and no traffic is ever sent but to 127.0.0.1."""
@@ -20,9 +20,9 @@ from perfwatch.common.server import Response
 from perfwatch.common.server import passwords as pw
 from perfwatch.common.server.basic_auth import BasicAuth
 from perfwatch.common.server.security import FixedSecurity, Security
-from perfwatch.endpoint import listener as endpoint
-from perfwatch.endpoint.listener import ENDPOINT, Endpoint
-from perfwatch.endpoint.security import Wanted
+from perfwatch.endpoint import serving
+from perfwatch.endpoint.serving import ENDPOINT, Endpoint
+from perfwatch.endpoint.tls_auth import Wanted
 
 UNBINDABLE = "192.0.2.1"
 
@@ -124,7 +124,7 @@ def test_unbindable_from_the_start_serves_nowhere_and_says_so() -> None:
         assert ep.error is not None and ep.error.endswith("; serving nowhere")
         check = ep.health_checks()[ENDPOINT]
         assert check["summary"].startswith(f"perfwatch cannot listen on {UNBINDABLE}:{port}: ")
-        assert check["detail"] == [endpoint.ENDPOINT_NOWHERE.format(mgr="x")]
+        assert check["detail"] == [serving.ENDPOINT_NOWHERE.format(mgr="x")]
         assert ep.ensure("127.0.0.1", port) is True and ep.health_checks() == {}
         assert scrape("127.0.0.1", port) == b"metrics"
 
@@ -186,7 +186,7 @@ def test_a_refused_server_addr_is_never_listened_on() -> None:
     [("::", "http://10.1.2.3:9284/"), ("0.0.0.0", "http://10.1.2.3:9284/"), ("fd00::5", "http://[fd00::5]:9284/")],
 )
 def test_urls(addr: str, url: str) -> None:
-    assert endpoint.url_of((addr, 9284), lambda: "10.1.2.3") == url
+    assert serving.url_of((addr, 9284), lambda: "10.1.2.3") == url
 
 
 class UnbindableServer(FakeServer):

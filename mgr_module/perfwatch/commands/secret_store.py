@@ -1,5 +1,5 @@
 """What the commands that take secrets with `-i FILE` do: the endpoint's certificate, key, client CA and
-basic auth users (endpoint/security.py reads them), and the rgw probe's S3 keys. A file keeps a secret out
+basic auth users (endpoint/tls_auth.py reads them), and the rgw probe's S3 keys. A file keeps a secret out
 of shell history and out of `ceph config log`, where an option value stays. Pure: the mgr store is two
 functions; each answer is (return code, stdout, stderr), and none ever repeats a secret."""
 
@@ -9,7 +9,7 @@ import re
 from typing import Callable, Dict, Optional, Tuple
 
 from ..common.server.passwords import hash_pbkdf2
-from ..endpoint.security import CLIENT_CA, CRT, USERS, check_pem, parse_users
+from ..endpoint.tls_auth import CLIENT_CA, CRT, USERS, check_pem, parse_users
 
 Get = Callable[[str], Optional[str]]
 Set = Callable[[str, Optional[str]], None]  # None removes the key
